@@ -1,0 +1,107 @@
+package shard
+
+import "github.com/redshard/redshard/resp"
+
+// Ctx is what a command handler runs with: the shards it may touch, the
+// client's selected database and protocol, and the reply buffer it appends to.
+//
+// A single-shard command may touch only the shard its keys route to; a
+// multi-key command may touch the shards of all its keys (the dispatcher has
+// taken them, in ascending order, for the duration of the command).
+type Ctx struct {
+	Shards []*Shard
+	DB     int
+	Proto  int    // 2 or 3
+	Out    []byte // the reply is appended here
+
+	// Prop collects what the command logs to the AOF instead of itself
+	// (Redis's alsoPropagate); nil argv means "log the command as it came".
+	// The server drains it after each command.
+	Prop Propagation
+
+	// NowMs is the command time snapshot in unix ms.
+	NowMs int64
+}
+
+// Propagation is the list of commands a write logs, in order.
+type Propagation struct {
+	Custom bool       // Set when the command chose what to log
+	Cmds   [][][]byte // each an argv; copied by the server before the next command
+	Dirty  int        // how many changes the command made (0: nothing logged)
+}
+
+// Reset clears the propagation record (the server calls it before each command).
+func (p *Propagation) Reset() {
+	p.Custom = false
+	p.Cmds = p.Cmds[:0]
+	p.Dirty = 0
+}
+
+// Dirty records that the command changed the dataset and logs as it came.
+func (c *Ctx) Dirty(n int) { c.Prop.Dirty += n }
+
+// Propagate records a command to log in place of the one that ran; call it
+// once per command to log, in order.
+func (c *Ctx) Propagate(argv ...[]byte) {
+	c.Prop.Custom = true
+	c.Prop.Dirty++
+	c.Prop.Cmds = append(c.Prop.Cmds, argv)
+}
+
+// DBOf returns the database that holds key (on the key's shard).
+func (c *Ctx) DBOf(key []byte) *DB {
+	return c.Shards[ShardOf(key, len(c.Shards))].DBs[c.DB]
+}
+
+// Now is the command time snapshot in unix ms.
+func (c *Ctx) Now() int64 { return c.NowMs }
+
+// Reply helpers: thin wrappers that keep handlers short.
+
+func (c *Ctx) Err(msg string)    { c.Out = resp.AppendError(c.Out, msg) }
+func (c *Ctx) OK()               { c.Out = append(c.Out, "+OK\r\n"...) }
+func (c *Ctx) Simple(s string)   { c.Out = resp.AppendSimple(c.Out, s) }
+func (c *Ctx) Int(n int64)       { c.Out = resp.AppendInt(c.Out, n) }
+func (c *Ctx) Bulk(b []byte)     { c.Out = resp.AppendBulk(c.Out, b) }
+func (c *Ctx) BulkStr(s string)  { c.Out = resp.AppendBulkString(c.Out, s) }
+func (c *Ctx) Null()             { c.Out = resp.AppendNull(c.Out, c.Proto) }
+func (c *Ctx) NullArray()        { c.Out = resp.AppendNullArray(c.Out, c.Proto) }
+func (c *Ctx) Array(n int)       { c.Out = resp.AppendArrayLen(c.Out, n) }
+func (c *Ctx) Map(n int)         { c.Out = resp.AppendMapLen(c.Out, n, c.Proto) }
+func (c *Ctx) Set(n int)         { c.Out = resp.AppendSetLen(c.Out, n, c.Proto) }
+func (c *Ctx) Double(f float64)  { c.Out = resp.AppendDouble(c.Out, f, c.Proto) }
+func (c *Ctx) Bool(b bool)       { c.Out = resp.AppendBool(c.Out, b, c.Proto) }
+func (c *Ctx) Verbatim(b []byte) { c.Out = resp.AppendVerbatim(c.Out, b, c.Proto) }
+
+// Redis's shared error replies.
+const (
+	ErrWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	ErrSyntax     = "ERR syntax error"
+	ErrNotInt     = "ERR value is not an integer or out of range"
+	ErrNotFloat   = "ERR value is not a valid float"
+	ErrOverflow   = "ERR increment or decrement would overflow"
+	ErrNoSuchKey  = "ERR no such key"
+	ErrDBIndex    = "ERR DB index is out of range"
+	ErrInvalidExp = "ERR invalid expire time in '%s' command"
+)
+
+// Flags of a command's routing, beyond its key positions.
+const (
+	// AllShards: the command reads or writes every shard (DBSIZE, KEYS,
+	// FLUSHALL, SWAPDB, RANDOMKEY): all shards are taken for it.
+	AllShards = 1 << iota
+)
+
+// Command is one row of the data command table: the handler and how to find
+// the shards it needs. Arity, flags and key positions come from the command
+// metadata in server, joined by name.
+type Command struct {
+	Name  string
+	Run   func(c *Ctx, argv [][]byte)
+	Route int // AllShards or 0
+	// Keys returns the argv positions of the keys, when the metadata's
+	// (first, last, step) does not say it (nil: use the metadata).
+	Keys func(argv [][]byte, dst []int) []int
+	// Shard picks the shard directly (SCAN: from its cursor); nil: by keys.
+	Shard func(argv [][]byte, nshards int) int
+}

@@ -1,0 +1,142 @@
+// Package shard owns one slice of the keyspace: its databases, keys, values,
+// data types with their commands, and expiry.
+//
+// A Shard is touched only by the goroutine of the event loop that owns it —
+// there is no mutex on the data path — except while that loop is parked by a
+// cross-shard atomic command, when the command's coordinator touches it with
+// a happens-before edge through the park/release handshake (see server).
+// shard never blocks and never does I/O: log records and notifications leave
+// through hooks that the server installs.
+package shard
+
+import "time"
+
+// Shard is one shard: its databases and everything they own.
+type Shard struct {
+	ID   int
+	DBs  []*DB
+	Slab Slab
+
+	objs    []any
+	objFree []uint32
+
+	now int64 // unix ms, cached per batch (Redis's command time snapshot)
+
+	// Loading is set while the log is replayed: keys do not expire then.
+	Loading bool
+	// NoTouch is set while a CLIENT NO-TOUCH client's command runs.
+	NoTouch bool
+
+	keysChanged uint64
+
+	Stats Stats
+
+	// OnExpired is called with a key about to be deleted because its time
+	// ran out (lazily or by the active cycle): the server logs a DEL and
+	// fires notifications there. It must not touch the keyspace.
+	OnExpired func(db *DB, key []byte)
+}
+
+// Stats are the shard's counters; the server sums them for INFO while the
+// shards are parked, so they are plain integers.
+type Stats struct {
+	KeyspaceHits   int64
+	KeyspaceMisses int64
+	ExpiredKeys    int64
+	ExpiredStale   int64
+	ExpireCycles   int64
+	EvictedKeys    int64
+}
+
+// New makes a shard with ndb databases.
+func New(id, ndb int) *Shard {
+	s := &Shard{ID: id}
+	s.DBs = make([]*DB, ndb)
+	for i := range s.DBs {
+		s.DBs[i] = newDB(s, i)
+	}
+	s.SetNow(time.Now().UnixMilli())
+	return s
+}
+
+// Now is the shard's cached time in unix ms.
+func (s *Shard) Now() int64 { return s.now }
+
+// SetNow sets the cached time; the loop calls it once per batch or hop.
+func (s *Shard) SetNow(ms int64) { s.now = ms }
+
+// KeysChanged is a counter that moves whenever a key is added or removed.
+func (s *Shard) KeysChanged() uint64 { return s.keysChanged }
+
+func (s *Shard) onExpired(db *DB, key []byte) {
+	s.Stats.ExpiredKeys++
+	if s.OnExpired != nil {
+		s.OnExpired(db, key)
+	}
+}
+
+func (s *Shard) newObj(o any) uint32 {
+	if k := len(s.objFree); k > 0 {
+		i := s.objFree[k-1]
+		s.objFree = s.objFree[:k-1]
+		s.objs[i] = o
+		return i
+	}
+	s.objs = append(s.objs, o)
+	return uint32(len(s.objs) - 1)
+}
+
+func (s *Shard) freeObj(i uint32) {
+	s.objs[i] = nil
+	s.objFree = append(s.objFree, i)
+}
+
+// SwapDB swaps two databases of this shard (SWAPDB runs it on every shard).
+func (s *Shard) SwapDB(a, b int) {
+	s.DBs[a], s.DBs[b] = s.DBs[b], s.DBs[a]
+	s.DBs[a].ID, s.DBs[b].ID = a, b
+	s.keysChanged++
+}
+
+// FlushAll empties every database and gives the memory back.
+func (s *Shard) FlushAll() {
+	for i := range s.DBs {
+		s.DBs[i] = newDB(s, i)
+	}
+	s.objs, s.objFree = nil, nil
+	s.Slab.Reset()
+	s.keysChanged++
+}
+
+// Keys counts the keys of all databases.
+func (s *Shard) Keys() (keys, expires int) {
+	for _, db := range s.DBs {
+		keys += db.Len()
+		expires += db.Expires()
+	}
+	return
+}
+
+// ShardOf returns the shard index of a key among n: the hash of its hash tag
+// (the part between the first '{' and the next '}', when non-empty) or of the
+// whole key, so that keys sharing a tag share a shard.
+func ShardOf(key []byte, n int) int {
+	if n == 1 {
+		return 0
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] == '{' {
+			for j := i + 1; j < len(key); j++ {
+				if key[j] == '}' {
+					if j > i+1 {
+						key = key[i+1 : j]
+					}
+					goto done
+				}
+			}
+			break
+		}
+	}
+done:
+	return int(Hash(key) % uint64(n))
+}

@@ -1,0 +1,180 @@
+package shard
+
+// Slab is a pointer-light allocator for key and value bytes.
+//
+// Memory is carved from pages of fixed-size slots grouped in size classes, so
+// that the Go garbage collector sees one pointer per page instead of one per
+// key. An allocation is named by a Handle (class, page, offset) — a plain
+// integer the keyspace can store in pointer-free entries. Freed slots go on a
+// per-class free list and are reused by the next allocation of that class.
+// Allocations larger than the biggest class get a page of their own ("huge").
+//
+// A Slab is owned by one shard's loop and is not safe for concurrent use.
+type Slab struct {
+	classes  [numClasses]slabClass
+	huge     [][]byte
+	hugeFree []uint32
+	// used is the sum of the slot sizes handed out (what used_memory counts);
+	// reserved is the sum of page sizes obtained from the Go heap.
+	used     int64
+	reserved int64
+}
+
+// Handle names one allocation in a Slab; it is meaningful only together with
+// the length it was allocated for.
+type Handle uint64
+
+type slabClass struct {
+	size  int
+	pages [][]byte
+	next  int      // bump offset in the last page
+	free  []Handle // freed slots of this class
+}
+
+const (
+	hugeClass  = 63
+	pageSize   = 1 << 20
+	maxClassSz = 64 << 10
+)
+
+var classSizes = func() []int {
+	var s []int
+	for sz := 8; sz <= 64; sz += 8 {
+		s = append(s, sz)
+	}
+	// Four classes per doubling above 64 bytes: at most 25% slack, ~10% on average.
+	for base := 64; base < maxClassSz; base *= 2 {
+		step := base / 4
+		for i := 1; i <= 4; i++ {
+			s = append(s, base+i*step)
+		}
+	}
+	return s
+}()
+
+// numClasses is len(classSizes): 8 classes up to 64 bytes, then 4 per doubling up to 64 KiB.
+const numClasses = 8 + 4*10
+
+func init() {
+	if len(classSizes) != numClasses {
+		panic("shard: slab class table out of step with numClasses")
+	}
+}
+
+// sizeToClass maps a size to the smallest class that holds it; sizes above
+// maxClassSz return hugeClass.
+func sizeToClass(n int) int {
+	if n > maxClassSz {
+		return hugeClass
+	}
+	if n <= 64 {
+		if n <= 0 {
+			return 0
+		}
+		return (n+7)/8 - 1
+	}
+	// binary search over the geometric part
+	lo, hi := 8, len(classSizes)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if classSizes[mid] >= n {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+func makeHandle(class, page, off int) Handle {
+	return Handle(uint64(class)<<58 | uint64(page)<<32 | uint64(uint32(off)))
+}
+
+func (h Handle) parts() (class, page, off int) {
+	return int(h >> 58), int(h>>32) & (1<<26 - 1), int(uint32(h))
+}
+
+// Alloc returns a handle to n bytes (contents unspecified).
+func (s *Slab) Alloc(n int) Handle {
+	c := sizeToClass(n)
+	if c == hugeClass {
+		b := make([]byte, n)
+		s.used += int64(n)
+		s.reserved += int64(n)
+		if k := len(s.hugeFree); k > 0 {
+			idx := s.hugeFree[k-1]
+			s.hugeFree = s.hugeFree[:k-1]
+			s.huge[idx] = b
+			return makeHandle(hugeClass, int(idx), 0)
+		}
+		s.huge = append(s.huge, b)
+		return makeHandle(hugeClass, len(s.huge)-1, 0)
+	}
+	sc := &s.classes[c]
+	if sc.size == 0 {
+		sc.size = classSizes[c]
+	}
+	s.used += int64(sc.size)
+	if k := len(sc.free); k > 0 {
+		h := sc.free[k-1]
+		sc.free = sc.free[:k-1]
+		return h
+	}
+	if len(sc.pages) == 0 || sc.next+sc.size > len(sc.pages[len(sc.pages)-1]) {
+		ps := pageSize
+		if len(sc.pages) == 0 && sc.size*16 < ps {
+			// A class's first page is small, so that rarely used classes cost little.
+			ps = sc.size * 16
+		}
+		sc.pages = append(sc.pages, make([]byte, ps))
+		s.reserved += int64(ps)
+		sc.next = 0
+	}
+	h := makeHandle(c, len(sc.pages)-1, sc.next)
+	sc.next += sc.size
+	return h
+}
+
+// Free releases an allocation of n bytes made by Alloc(n).
+func (s *Slab) Free(h Handle, n int) {
+	c, page, _ := h.parts()
+	if c == hugeClass {
+		s.used -= int64(len(s.huge[page]))
+		s.reserved -= int64(len(s.huge[page]))
+		s.huge[page] = nil
+		s.hugeFree = append(s.hugeFree, uint32(page))
+		return
+	}
+	sc := &s.classes[c]
+	s.used -= int64(sc.size)
+	sc.free = append(sc.free, h)
+}
+
+// Bytes returns the n bytes of an allocation. The slice aliases slab memory:
+// it is valid until the allocation is freed, and writes go to the slab.
+func (s *Slab) Bytes(h Handle, n int) []byte {
+	c, page, off := h.parts()
+	if c == hugeClass {
+		return s.huge[page][:n:n]
+	}
+	p := s.classes[c].pages[page]
+	return p[off : off+n : off+n]
+}
+
+// Cap returns how many bytes the allocation behind h can hold.
+func (s *Slab) Cap(h Handle, n int) int {
+	c, page, _ := h.parts()
+	if c == hugeClass {
+		return len(s.huge[page])
+	}
+	return classSizes[c]
+}
+
+// Used is the number of bytes in live allocations (slot sizes).
+func (s *Slab) Used() int64 { return s.used }
+
+// Reserved is the number of bytes of pages taken from the Go heap.
+func (s *Slab) Reserved() int64 { return s.reserved }
+
+// Reset frees everything at once (FLUSHALL).
+func (s *Slab) Reset() { *s = Slab{} }
