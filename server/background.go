@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// startBackground runs the per-shard cron (Redis's serverCron/databasesCron):
+// every 1000/hz ms each loop runs the active expiry cycle on its own shard.
+func (srv *Server) startBackground() {
+	for _, l := range srv.loops {
+		l := l
+		l.cronRunnable = gnet.RunnableFunc(func(context.Context) error {
+			l.cron()
+			return nil
+		})
+	}
+	go func() {
+		for {
+			hz := srv.cfg.Hz()
+			if hz < 1 {
+				hz = 1
+			}
+			time.Sleep(time.Second / time.Duration(hz))
+			if srv.stopping.Load() {
+				return
+			}
+			for _, l := range srv.loops {
+				if l.cronBusy.CompareAndSwap(false, true) {
+					_ = l.el.Execute(context.Background(), l.cronRunnable)
+				}
+			}
+		}
+	}()
+}
+
+// cron runs on the loop.
+func (l *Loop) cron() {
+	defer l.cronBusy.Store(false)
+	now := time.Now()
+	l.sh.SetNow(now.UnixMilli())
+	l.nowValid = false
+	if l.srv.activeExpire.Load() {
+		hz := l.srv.cfg.Hz()
+		if hz < 1 {
+			hz = 1
+		}
+		// 25% of a cron period at the default effort, like Redis.
+		budget := time.Second / time.Duration(hz) / 4
+		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
+	}
+	if l.timeoutCheck.Before(now) {
+		l.timeoutCheck = now.Add(time.Second)
+		l.closeIdleClients(now)
+	}
+}
+
+// closeIdleClients closes clients idle for longer than the timeout option,
+// as Redis's clientsCronHandleTimeout (a client waiting on a hop is busy).
+func (l *Loop) closeIdleClients(now time.Time) {
+	secs := l.srv.cfg.Timeout()
+	if secs <= 0 {
+		return
+	}
+	limit := time.Duration(secs) * time.Second
+	for _, cl := range l.clients {
+		if !cl.hopOut && !cl.closing && now.Sub(cl.lastInteraction) > limit {
+			l.srv.log.Verbosef("Closing idle client")
+			cl.closing = true
+			cl.flush()
+		}
+	}
+}
+
+// shutdown stops the server: the AOF issue adds the final flush and fsync.
+func (srv *Server) shutdown() {
+	srv.shutdownOnce.Do(func() {
+		srv.stopping.Store(true)
+		srv.log.Warningf("User requested shutdown...")
+		if pf := srv.cfg.PidFile(); pf != "" {
+			_ = os.Remove(pf)
+		}
+		select {
+		case srv.shutdownErr <- nil:
+		default:
+		}
+	})
+}

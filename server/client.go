@@ -1,0 +1,123 @@
+package server
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/resp"
+)
+
+// Client is one connection. It is owned by its home loop: only that loop's
+// goroutine touches it, except the hop it has in flight (dispatch.go) and
+// while a cross-shard transaction that has taken every loop reads it (CLIENT
+// LIST).
+type Client struct {
+	c    gnet.Conn
+	srv  *Server
+	loop *Loop
+	id   int64
+
+	db            int
+	proto         int
+	name          string
+	libName       string
+	libVer        string
+	authenticated bool
+	noEvict       bool
+	noTouch       bool
+	replyOff      bool
+	replySkip     bool // drop the reply of the command being run (CLIENT REPLY SKIP)
+	replySkipNext bool // CLIENT REPLY SKIP ran: replySkip for the next command
+
+	created         time.Time
+	lastInteraction time.Time
+	lastCmd         string
+
+	parser resp.Parser
+	argv   [][]byte
+	qbuf   []byte // unparsed input: gnet's buffer during a call, or ownBuf
+	ownBuf []byte
+	out    []byte
+
+	hop          hop
+	hopOut       bool
+	hopRunnable  gnet.Runnable
+	txRunnable   gnet.Runnable
+	doneRunnable gnet.Runnable
+
+	pending  bool // not yet registered (connected before the loops were known)
+	internal bool // a loop-discovery connection
+	closing  bool // close once the replies are written
+	closed   bool
+	killed   bool
+}
+
+func (cl *Client) onClose() {}
+
+// setAuthenticated records whether the client may run commands; until it
+// may, the parser applies Redis's tighter limits for unauthenticated input.
+func (cl *Client) setAuthenticated(ok bool) {
+	cl.authenticated = ok
+	cl.parser.Unauthenticated = !ok
+}
+
+// afterLocal and afterRemote record what a command did to client state that
+// CLIENT LIST shows.
+func (cl *Client) afterLocal(cmd *Cmd)  { cl.lastCmd = cmd.fullName }
+func (cl *Client) afterRemote(cmd *Cmd) { cl.lastCmd = cmd.fullName }
+
+func (cl *Client) addr() string {
+	if a := cl.c.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+func (cl *Client) laddr() string {
+	if a := cl.c.LocalAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+// infoLine is CLIENT INFO / CLIENT LIST's line for this client.
+func (cl *Client) infoLine() string {
+	now := time.Now()
+	flags := "N"
+	var fl []byte
+	if cl.closing {
+		fl = append(fl, 'c')
+	}
+	if cl.noEvict {
+		fl = append(fl, 'e')
+	}
+	if cl.noTouch {
+		fl = append(fl, 'T')
+	}
+	if len(fl) > 0 {
+		flags = string(fl)
+	}
+	cmd := cl.lastCmd
+	if cmd == "" {
+		cmd = "NULL"
+	}
+	fd := -1
+	if cl.c != nil {
+		fd = cl.c.Fd()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
+		cl.id, cl.addr(), cl.laddr(), fd, cl.name,
+		int64(now.Sub(cl.created).Seconds()), int64(now.Sub(cl.lastInteraction).Seconds()),
+		flags, cl.db, len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf),
+		cap(cl.out), len(cl.out), cap(cl.ownBuf)+cap(cl.out)+1024, cmd, cl.proto)
+	if cl.libName != "" || cl.libVer != "" {
+		fmt.Fprintf(&b, " lib-name=%s lib-ver=%s", cl.libName, cl.libVer)
+	}
+	return b.String()
+}
+
+func cryptoRand(b []byte) (int, error) { return rand.Read(b) }

@@ -1,0 +1,298 @@
+package server
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/redshard/redshard/shard"
+)
+
+// Cmd is one entry of the command table: a data command from shard's table
+// or a server command from serverCommands, joined with its metadata (arity,
+// flags, key positions) by name.
+type Cmd struct {
+	name     string // lower case; "get", or "get" for a subcommand's own name
+	fullName string // "config|get" for subcommands
+	id       int
+	meta     *CommandMeta
+	arity    int
+	flags    cmdFlags
+
+	first, last, step int
+	keys              func(argv [][]byte, dst []int) []int
+	shardFn           func(argv [][]byte, n int) int
+	allShards         bool
+	home              bool // runs on the client's home loop (client state)
+
+	run  func(c *shard.Ctx, argv [][]byte)
+	exec func(x *Exec, argv [][]byte)
+
+	subs   map[string]*Cmd
+	parent *Cmd
+}
+
+type cmdFlags uint32
+
+const (
+	flagWrite cmdFlags = 1 << iota
+	flagReadonly
+	flagDenyOOM
+	flagAdmin
+	flagNoAuth
+	flagLoading
+	flagStale
+	flagFast
+	flagNoScript
+	flagPubSub
+	flagBlocking
+)
+
+// serverCmd is a row of the server command table.
+type serverCmd struct {
+	name      string // "ping", or "client|list"
+	exec      func(x *Exec, argv [][]byte)
+	allShards bool // needs every loop parked (INFO, CLIENT LIST, ...)
+	home      bool // touches only the client (runs on its home loop)
+	// keys returns the argv positions that route the command (DEBUG
+	// OBJECT key); nil: the metadata's key positions.
+	keys func(argv [][]byte, dst []int) []int
+}
+
+func (srv *Server) buildCommandTable() {
+	srv.cmds = make(map[string]*Cmd)
+	add := func(full string, c *Cmd) {
+		meta := LookupMeta(full)
+		if meta == nil {
+			panic("server: no metadata for command " + full)
+		}
+		if old := srv.cmds[full]; old != nil && old.subs != nil && !strings.Contains(full, "|") {
+			// A container with a handler of its own (COMMAND with no
+			// subcommand) whose subcommands were registered first.
+			old.run, old.exec, old.keys = c.run, c.exec, c.keys
+			old.allShards, old.home = c.allShards, c.home
+			return
+		}
+		c.fullName = full
+		c.meta = meta
+		c.arity = meta.Arity
+		c.first, c.last, c.step = meta.FirstKey, meta.LastKey, meta.KeyStep
+		for _, f := range meta.Flags {
+			switch f {
+			case "write":
+				c.flags |= flagWrite
+			case "readonly":
+				c.flags |= flagReadonly
+			case "denyoom":
+				c.flags |= flagDenyOOM
+			case "admin":
+				c.flags |= flagAdmin
+			case "no_auth":
+				c.flags |= flagNoAuth
+			case "loading":
+				c.flags |= flagLoading
+			case "stale":
+				c.flags |= flagStale
+			case "fast":
+				c.flags |= flagFast
+			case "noscript":
+				c.flags |= flagNoScript
+			case "pubsub":
+				c.flags |= flagPubSub
+			case "blocking":
+				c.flags |= flagBlocking
+			}
+		}
+		c.id = len(srv.cmdList)
+		srv.cmdList = append(srv.cmdList, c)
+		if parent, sub, ok := strings.Cut(full, "|"); ok {
+			p := srv.cmds[parent]
+			if p == nil {
+				p = &Cmd{name: parent}
+				pm := LookupMeta(parent)
+				if pm == nil {
+					panic("server: no metadata for container " + parent)
+				}
+				p.fullName, p.meta, p.arity = parent, pm, pm.Arity
+				p.subs = make(map[string]*Cmd)
+				p.id = len(srv.cmdList)
+				srv.cmdList = append(srv.cmdList, p)
+				srv.cmds[parent] = p
+			}
+			if p.subs == nil {
+				p.subs = make(map[string]*Cmd) // a command that is also a container
+			}
+			c.name = sub
+			c.parent = p
+			p.subs[sub] = c
+			return
+		}
+		c.name = full
+		srv.cmds[full] = c
+	}
+	for _, row := range shard.Commands {
+		add(row.Name, &Cmd{run: row.Run, keys: row.Keys, shardFn: row.Shard, allShards: row.Route&shard.AllShards != 0})
+	}
+	for _, row := range serverCommands {
+		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home})
+	}
+	sort.Slice(srv.cmdList, func(i, j int) bool { return srv.cmdList[i].id < srv.cmdList[j].id })
+}
+
+// lookup finds the command for argv (resolving a container's subcommand)
+// without allocating. It returns the container itself when the subcommand
+// is unknown or missing, so the caller can answer Redis's errors.
+func (srv *Server) lookup(argv [][]byte) *Cmd {
+	var buf [32]byte
+	name := argv[0]
+	if len(name) > len(buf) {
+		return nil
+	}
+	lower := toLower(buf[:0], name)
+	c := srv.cmds[string(lower)]
+	if c == nil || c.subs == nil || len(argv) < 2 {
+		return c
+	}
+	if len(argv[1]) > len(buf) {
+		return c
+	}
+	if sc := c.subs[string(toLower(buf[:0], argv[1]))]; sc != nil {
+		return sc
+	}
+	return c
+}
+
+func toLower(dst, b []byte) []byte {
+	for _, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		dst = append(dst, ch)
+	}
+	return dst
+}
+
+// route decides where a command runs. It answers and returns rejected for a
+// command that must not run (unknown, wrong arity, not authenticated, ...).
+// target is the shard for a single-shard command (-1: the home loop); mask is
+// the set of shards for a cross-shard transaction (0: none).
+func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejected bool) {
+	srv := cl.srv
+	cmd = srv.lookup(argv)
+	if msg := cl.check(cmd, argv); msg != "" {
+		cl.reject(cmd, msg)
+		if cmd != nil && cmd.parent == nil && cmd.subs == nil {
+			cl.lastCmd = cmd.fullName
+		}
+		return nil, 0, 0, true
+	}
+	target, mask = cl.placement(cmd, argv)
+	return cmd, target, mask, false
+}
+
+// peekRoute is route for a command that may join a run: it reports ok=false
+// for anything that would be rejected or must run at home.
+func (cl *Client) peekRoute(argv [][]byte) (cmd *Cmd, target int, mask uint64, ok bool) {
+	cmd = cl.srv.lookup(argv)
+	if cmd == nil || cmd.home || cl.check(cmd, argv) != "" {
+		return nil, 0, 0, false
+	}
+	target, mask = cl.placement(cmd, argv)
+	if mask == 0 && target < 0 {
+		return nil, 0, 0, false
+	}
+	return cmd, target, mask, true
+}
+
+// check returns the error a command gets before it runs, or "".
+func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
+	if cmd == nil {
+		return unknownCommandError(argv)
+	}
+	if cmd.subs != nil && (len(argv) > 1 || (cmd.exec == nil && cmd.run == nil)) {
+		if len(argv) < 2 {
+			return fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.fullName)
+		}
+		return fmt.Sprintf("ERR unknown subcommand '%.128s'. Try %s HELP.", argv[1], strings.ToUpper(cmd.fullName))
+	}
+	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
+		return fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.fullName)
+	}
+	if !cl.authenticated && cmd.flags&flagNoAuth == 0 {
+		return "NOAUTH Authentication required."
+	}
+	return ""
+}
+
+func unknownCommandError(argv [][]byte) string {
+	var args strings.Builder
+	for i := 1; i < len(argv) && args.Len() < 128; i++ {
+		a := argv[i]
+		if room := 128 - args.Len(); len(a) > room {
+			a = a[:room]
+		}
+		args.WriteByte('\'')
+		args.Write(a)
+		args.WriteString("' ")
+	}
+	name := argv[0]
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", name, args.String())
+}
+
+// placement computes where a checked command runs.
+func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
+	n := len(cl.srv.shards)
+	if cmd.home {
+		return -1, 0
+	}
+	if cmd.allShards {
+		if n == 1 {
+			return 0, 0
+		}
+		return -1, 1<<uint(n) - 1
+	}
+	if cmd.shardFn != nil {
+		return cmd.shardFn(argv, n), 0
+	}
+	if n == 1 {
+		return 0, 0
+	}
+	var kbuf [16]int
+	var keys []int
+	if cmd.keys != nil {
+		keys = cmd.keys(argv, kbuf[:0])
+	} else if cmd.first > 0 {
+		last := cmd.last
+		if last < 0 {
+			last = len(argv) + last
+		}
+		step := cmd.step
+		if step <= 0 {
+			step = 1
+		}
+		if cmd.first == last && cmd.first < len(argv) {
+			return shard.ShardOf(argv[cmd.first], n), 0
+		}
+		keys = kbuf[:0]
+		for i := cmd.first; i <= last && i < len(argv); i += step {
+			keys = append(keys, i)
+		}
+	}
+	if len(keys) == 0 {
+		return -1, 0
+	}
+	for _, k := range keys {
+		mask |= 1 << uint(shard.ShardOf(argv[k], n))
+	}
+	if mask&(mask-1) == 0 {
+		t := 0
+		for mask>>uint(t) != 1 {
+			t++
+		}
+		return t, 0
+	}
+	return -1, mask
+}

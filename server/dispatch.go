@@ -1,0 +1,425 @@
+package server
+
+// Batches, hops and cross-shard commands.
+//
+// Every connection lives on one event loop (its home loop); loop i owns
+// shard i and is the only goroutine that touches it. When a read arrives, the
+// home loop parses every complete command in it — the batch — and walks it in
+// order:
+//
+//   - A command whose keys all route to the home shard, or that has no keys,
+//     runs inline; its reply is appended to the client's reply buffer.
+//   - A command whose keys all route to one other shard starts a hop: the home
+//     loop gathers the run of consecutive commands that route to that same
+//     shard and sends them to its loop as one task (EventLoop.Execute: a
+//     lock-free queue plus an eventfd wake-up). That loop runs them and sends
+//     their replies back the same way. While a hop is out, the connection's
+//     parsing pauses (input that arrives is queued in its query buffer) and
+//     the home loop serves other connections.
+//   - A command whose keys route to several shards (MSET, DEL k1 k2, RENAME,
+//     ...) or that needs every shard (DBSIZE, KEYS, FLUSHALL, INFO, CLIENT
+//     LIST, ...) runs as a cross-shard transaction together with the run of
+//     such commands that follows it. The transaction takes its shards in
+//     ascending order by a chain of tasks: the task on the lowest shard's loop
+//     forwards the chain to the next shard and parks its loop (blocks on the
+//     loop's park channel); the last shard's loop runs the commands, touching
+//     every taken shard — their owners are parked, and the chain of Execute
+//     hand-offs orders their earlier writes before its reads — then releases
+//     the parked loops and sends the replies home. Because every transaction
+//     takes shards in the same order and a parked loop waits only for an
+//     executor that never waits, no cycle of waiting can form. Single-shard
+//     commands never pay for this.
+//
+// Replies are therefore assembled in command order (contract 1: order and
+// read-your-writes), and the whole batch's replies are written once, when
+// the last command of the batch has answered.
+//
+// Invariants:
+//   - at most one hop or transaction per connection is in flight (cl.hopOut);
+//   - while it is, cl.hop and the argv it holds belong to the remote side, and
+//     the bytes of cl.qbuf that argv points into are never moved or reused;
+//   - a shard is touched only by its own loop, or by the executor of a
+//     transaction that has taken it.
+
+import (
+	"context"
+	"math/bits"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/resp"
+)
+
+// maxRun bounds how many commands one hop or transaction carries, so that a
+// deep pipeline cannot hold another loop (or a parked one) for long.
+const maxRun = 512
+
+// hop is a client's in-flight hop or transaction. Each client owns one and
+// reuses it, so hops allocate nothing in the steady state.
+type hop struct {
+	cl     *Client
+	target int    // hop: the shard; transaction: the executor (highest shard)
+	mask   uint64 // transaction: the shards taken; 0 for a hop
+	cmds   []*Cmd
+	argv   [][][]byte
+	out    []byte
+	db     int
+	proto  int
+	noTch  bool
+	tx     bool
+	buf    []byte // copies of inline commands' arguments
+	parked []int  // transaction: loops parked so far, released by the executor
+
+	// CLIENT REPLY OFF/SKIP: drop every reply of the run, or the first one.
+	dropAll, dropFirst bool
+}
+
+// onData is called by the home loop with the bytes just read.
+func (cl *Client) onData(data []byte) {
+	if cl.hopOut || len(cl.qbuf) > 0 {
+		cl.qbuf = append(cl.qbuf, data...)
+		if int64(len(cl.qbuf)) > cl.srv.cfg.ClientQueryBufferLimit() {
+			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s", cl.infoLine())
+			cl.closeNow()
+			return
+		}
+		if cl.hopOut {
+			return
+		}
+		cl.process(true)
+		return
+	}
+	cl.qbuf = data // borrowed from gnet for the duration of this call
+	cl.process(false)
+}
+
+// process runs the commands at the start of cl.qbuf until the input runs out
+// or a hop leaves. own says whether cl.qbuf is the client's own memory (else
+// it is gnet's read buffer, valid only during OnTraffic).
+func (cl *Client) process(own bool) {
+	loop := cl.loop
+	pos := 0
+	data := cl.qbuf
+	for !cl.closing {
+		argv, n, err := cl.parser.Next(data[pos:], cl.argv[:0])
+		if err != nil {
+			cl.protocolError(err)
+			break
+		}
+		if n == 0 {
+			break
+		}
+		cl.argv = argv[:0]
+		if len(argv) == 0 {
+			pos += n
+			continue
+		}
+		cmd, target, mask, rejected := cl.route(argv)
+		if rejected {
+			pos += n
+			continue
+		}
+		if mask == 0 && (target < 0 || target == loop.id) {
+			loop.runLocal(cl, cmd, argv)
+			pos += n
+			continue
+		}
+		// A hop or transaction. Its argv must outlive this call: if the input
+		// is gnet's buffer, move the rest of it into our own and go again.
+		if !own {
+			cl.qbuf = append(cl.ownBuf[:0], data[pos:]...)
+			cl.ownBuf = cl.qbuf
+			cl.parser.Reset()
+			cl.process(true)
+			return
+		}
+		pos = cl.startRemote(cmd, argv, n, target, mask, data, pos)
+		break
+	}
+	rest := data[pos:]
+	switch {
+	case cl.hopOut:
+		// Keep the bytes in place: the hop's argv points into them.
+		cl.qbuf = rest
+		return
+	case !own:
+		if len(rest) > 0 {
+			cl.qbuf = append(cl.ownBuf[:0], rest...)
+			cl.ownBuf = cl.qbuf
+		} else {
+			cl.qbuf = nil
+		}
+	default:
+		if len(rest) == 0 {
+			cl.qbuf = nil
+			cl.ownBuf = cl.ownBuf[:0]
+		} else if pos > 0 {
+			// compact into the start of our buffer
+			cl.ownBuf = append(cl.ownBuf[:0], rest...)
+			cl.qbuf = cl.ownBuf
+		}
+	}
+	cl.flush()
+}
+
+// startRemote gathers the run of commands that starts with argv (n bytes at
+// data[pos:]) and sends it away; it returns the position after the run.
+func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint64, data []byte, pos int) int {
+	h := &cl.hop
+	h.cmds = h.cmds[:0]
+	h.argv = h.argv[:0]
+	h.out = h.out[:0]
+	h.db, h.proto, h.noTch = cl.db, cl.proto, cl.noTouch
+	cl.replyModeForHop(h)
+	h.tx = mask != 0
+	h.mask = mask
+	h.target = target
+	h.buf = h.buf[:0]
+	h.add(cmd, argv, data[pos] != '*')
+	pos += n
+	for len(h.cmds) < maxRun {
+		argv2, n2, err := cl.parser.Next(data[pos:], cl.argv[:0])
+		if err != nil || n2 == 0 || len(argv2) == 0 {
+			break
+		}
+		cmd2, target2, mask2, ok := cl.peekRoute(argv2)
+		if !ok {
+			break
+		}
+		if h.tx {
+			if mask2 == 0 {
+				break
+			}
+			h.mask |= mask2
+		} else if mask2 != 0 || target2 != target {
+			break
+		}
+		h.add(cmd2, argv2, data[pos] != '*')
+		pos += n2
+	}
+	cl.parser.Reset()
+	cl.hopOut = true
+	loops := cl.srv.loops
+	if !h.tx {
+		_ = loops[target].el.Execute(context.Background(), cl.hopRunnable)
+	} else {
+		h.target = 63 - bits.LeadingZeros64(h.mask)
+		h.parked = h.parked[:0]
+		first := bits.TrailingZeros64(h.mask)
+		_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
+	}
+	return pos
+}
+
+// add appends a command to the run. Multibulk argv points into the client's
+// query buffer, which stays put while the hop is out; inline argv points into
+// the parser's scratch space, which the next parse reuses, so it is copied.
+func (h *hop) add(cmd *Cmd, argv [][]byte, inline bool) {
+	h.cmds = append(h.cmds, cmd)
+	if inline {
+		for i, a := range argv {
+			start := len(h.buf)
+			h.buf = append(h.buf, a...)
+			argv[i] = h.buf[start:len(h.buf):len(h.buf)]
+		}
+	}
+	// argv itself is the client's scratch slice: keep a copy of the headers.
+	var a [][]byte
+	if len(h.argv) < cap(h.argv) {
+		a = h.argv[:len(h.argv)+1][len(h.argv)][:0]
+	}
+	a = append(a, argv...)
+	h.argv = append(h.argv, a)
+}
+
+// runHop runs on the target loop.
+func (cl *Client) runHop(context.Context) error {
+	h := &cl.hop
+	loop := cl.srv.loops[h.target]
+	loop.runRemote(cl, h)
+	_ = cl.loop.el.Execute(context.Background(), cl.doneRunnable)
+	return nil
+}
+
+// runTx runs on each taken loop in ascending order; the last one executes.
+func (cl *Client) runTx(context.Context) error {
+	h := &cl.hop
+	srv := cl.srv
+	// which loop are we on? the lowest shard of mask not yet parked
+	var me int
+	if len(h.parked) == 0 {
+		me = bits.TrailingZeros64(h.mask)
+	} else {
+		last := h.parked[len(h.parked)-1]
+		rest := h.mask &^ (1<<(uint(last)+1) - 1)
+		me = bits.TrailingZeros64(rest)
+	}
+	if me != h.target {
+		h.parked = append(h.parked, me)
+		rest := h.mask &^ (1<<(uint(me)+1) - 1)
+		next := bits.TrailingZeros64(rest)
+		park := srv.loops[me].park
+		if err := srv.loops[next].el.Execute(context.Background(), cl.txRunnable); err != nil {
+			// The engine is stopping: the chain cannot go on. Let the loops
+			// parked before us go; the client is being dropped anyway.
+			for _, p := range h.parked[:len(h.parked)-1] {
+				srv.loops[p].park <- struct{}{}
+			}
+			return nil
+		}
+		select {
+		case <-park: // parked until the executor is done with our shard
+		case <-srv.stopCh:
+			// Shutdown: the executor's loop may already have stopped and
+			// will never release us. Nothing else runs on the shards now.
+		}
+		return nil
+	}
+	srv.loops[me].runRemote(cl, h)
+	for _, p := range h.parked {
+		srv.loops[p].park <- struct{}{}
+	}
+	_ = cl.loop.el.Execute(context.Background(), cl.doneRunnable)
+	return nil
+}
+
+// hopDone runs on the home loop when the replies are back.
+func (cl *Client) hopDone(context.Context) error {
+	cl.hopOut = false
+	h := &cl.hop
+	cl.out = append(cl.out, h.out...)
+	for i := range h.argv {
+		h.argv[i] = h.argv[i][:0]
+	}
+	if cl.closed {
+		return nil
+	}
+	for _, cmd := range h.cmds {
+		cl.afterRemote(cmd)
+	}
+	if len(cl.qbuf) > 0 {
+		cl.process(true)
+	} else {
+		cl.qbuf = nil
+		cl.ownBuf = cl.ownBuf[:0]
+		cl.flush()
+	}
+	return nil
+}
+
+// runRemote runs a hop's or transaction's commands on loop l.
+func (l *Loop) runRemote(cl *Client, h *hop) {
+	now := time.Now()
+	ms := now.UnixMilli()
+	x := &l.x
+	x.reset(cl, h.db, h.proto, ms)
+	x.Out = h.out
+	if h.tx {
+		for m := h.mask; m != 0; m &= m - 1 {
+			sh := l.srv.shards[bits.TrailingZeros64(m)]
+			sh.SetNow(ms)
+			sh.NoTouch = h.noTch
+		}
+	} else {
+		l.sh.SetNow(ms)
+		l.sh.NoTouch = h.noTch
+	}
+	for i, cmd := range h.cmds {
+		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
+		l.call(x, cmd, h.argv[i])
+	}
+	h.out = x.Out
+	x.Out = nil
+	x.cl = nil
+	if h.tx {
+		for m := h.mask; m != 0; m &= m - 1 {
+			l.srv.shards[bits.TrailingZeros64(m)].NoTouch = false
+		}
+	} else {
+		l.sh.NoTouch = false
+	}
+}
+
+// runLocal runs one command on the home loop.
+func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte) {
+	x := &l.x
+	ms := l.batchNow()
+	x.reset(cl, cl.db, cl.proto, ms)
+	x.Out = cl.out
+	start := len(cl.out)
+	l.sh.NoTouch = cl.noTouch
+	l.call(x, cmd, argv)
+	l.sh.NoTouch = false
+	cl.out = x.Out
+	cl.replyDone(start) // CLIENT REPLY OFF/SKIP
+	x.Out = nil
+	x.cl = nil
+	cl.afterLocal(cmd)
+}
+
+// batchNow returns the time snapshot for commands run inline: one clock read
+// per batch of input, not per command.
+func (l *Loop) batchNow() int64 {
+	if !l.nowValid {
+		l.nowMs = time.Now().UnixMilli()
+		l.nowValid = true
+		l.sh.SetNow(l.nowMs)
+	}
+	return l.nowMs
+}
+
+// call runs one command with statistics and error accounting.
+func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
+	start := len(x.Out)
+	var t0 time.Time
+	timed := l.srv.timing
+	if timed {
+		t0 = time.Now()
+	}
+	x.Prop.Reset()
+	if cmd.run != nil {
+		cmd.run(&x.Ctx, argv)
+	} else {
+		cmd.exec(x, argv)
+	}
+	st := &l.stats.cmds[cmd.id]
+	st.calls++
+	if timed {
+		d := time.Since(t0)
+		st.usec += d.Microseconds()
+		l.srv.slowlogMaybe(l, x, argv, d)
+	}
+	if len(x.Out) > start && x.Out[start] == '-' {
+		st.failed++
+		l.stats.countError(x.Out[start+1:])
+	}
+	if x.Prop.Dirty > 0 {
+		l.stats.dirty += int64(x.Prop.Dirty)
+		l.srv.propagate(l, x, cmd, argv)
+	}
+	if x.dropReply {
+		x.Out = x.Out[:start]
+		x.dropReply = false
+	}
+}
+
+// reject answers an error for a command that did not run (unknown, arity,
+// auth, ...), counting it as Redis does (rejected_calls, errorstats).
+func (cl *Client) reject(cmd *Cmd, msg string) {
+	start := len(cl.out)
+	cl.out = resp.AppendError(cl.out, msg)
+	cl.replyDone(start) // CLIENT REPLY OFF/SKIP
+	if cmd != nil {
+		cl.loop.stats.cmds[cmd.id].rejected++
+	}
+	cl.loop.stats.countErrorString(msg)
+}
+
+// txRunnable etc. are bound once per client so that sending a hop allocates
+// no closure of ours.
+func (cl *Client) bindRunnables() {
+	cl.hopRunnable = gnet.RunnableFunc(cl.runHop)
+	cl.txRunnable = gnet.RunnableFunc(cl.runTx)
+	cl.doneRunnable = gnet.RunnableFunc(cl.hopDone)
+	cl.hop.cl = cl
+}

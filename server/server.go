@@ -1,0 +1,518 @@
+// Package server owns the network side of redshard: listeners and event
+// loops, connections, the command table and dispatch (including cross-shard
+// hops and transactions, see dispatch.go), admin commands and configuration.
+// It must never touch a shard's data from a goroutine other than the shard's
+// own loop, except as dispatch.go's transaction protocol allows.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/resp"
+	"github.com/redshard/redshard/shard"
+)
+
+// Version is redshard's own version; RedisVersion is the Redis version whose
+// behaviour it implements (INFO redis_version, HELLO).
+const (
+	Version      = "0.1.0"
+	RedisVersion = "7.0.15"
+)
+
+// Server is one redshard process.
+type Server struct {
+	cfg    *Config
+	log    *Logger
+	shards []*shard.Shard
+	loops  []*Loop
+	eng    gnet.Engine
+
+	cmds    map[string]*Cmd
+	cmdList []*Cmd
+
+	ready      atomic.Bool
+	loopMu     sync.Mutex
+	loopByEL   map[gnet.EventLoop]*Loop
+	probeToken string
+	probes     []net.Conn
+
+	nextClientID atomic.Int64
+	nclients     atomic.Int64
+	startTime    time.Time
+	timing       bool // measure per-command time (commandstats usec, slowlog)
+
+	stats       serverStats
+	infoSampler instSampler // INFO's instantaneous rates and memory peak
+
+	stopping     atomic.Bool
+	stopCh       chan struct{} // closed when the loops are about to stop
+	activeExpire atomic.Bool
+
+	shutdownOnce sync.Once
+	shutdownErr  chan error
+	lastSave     atomic.Int64
+}
+
+// serverStats are process-wide counters updated with atomics off the hot path.
+type serverStats struct {
+	connections  atomic.Int64
+	rejectedConn atomic.Int64
+	netInput     atomic.Int64
+	netOutput    atomic.Int64
+}
+
+// Loop is one event loop and the shard it owns.
+type Loop struct {
+	id   int
+	srv  *Server
+	el   gnet.EventLoop
+	sh   *shard.Shard
+	park chan struct{}
+
+	clients map[int64]*Client
+
+	x        Exec
+	nowMs    int64
+	nowValid bool
+
+	stats loopStats
+
+	cronRunnable gnet.Runnable
+	timeoutCheck time.Time
+	cronBusy     atomic.Bool
+}
+
+// Exec is the context of one command: the data-command context plus, for
+// server commands, the client, its loop and the server.
+type Exec struct {
+	shard.Ctx
+	cl        *Client
+	loop      *Loop
+	srv       *Server
+	dropReply bool
+}
+
+func (x *Exec) reset(cl *Client, db, proto int, ms int64) {
+	x.cl = cl
+	x.DB = db
+	x.Proto = proto
+	x.NowMs = ms
+	x.dropReply = false
+}
+
+// Run starts the server and blocks until it shuts down.
+func Run(cfg *Config, log *Logger) error {
+	n := cfg.Shards()
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if n > 64 {
+		n = 64
+	}
+	srv := &Server{
+		cfg:         cfg,
+		log:         log,
+		loopByEL:    make(map[gnet.EventLoop]*Loop),
+		startTime:   time.Now(),
+		timing:      true,
+		shutdownErr: make(chan error, 1),
+		stopCh:      make(chan struct{}),
+	}
+	srv.lastSave.Store(time.Now().Unix())
+	srv.activeExpire.Store(true)
+	srv.buildCommandTable()
+	for i := 0; i < n; i++ {
+		sh := shard.New(i, cfg.Databases())
+		srv.shards = append(srv.shards, sh)
+		l := &Loop{id: i, srv: srv, sh: sh, park: make(chan struct{}, 1), clients: make(map[int64]*Client)}
+		l.x.Shards = srv.shards
+		l.x.loop = l
+		l.x.srv = srv
+		l.stats.init(len(srv.cmdList))
+		srv.loops = append(srv.loops, l)
+	}
+	for _, l := range srv.loops {
+		l.x.Shards = srv.shards
+	}
+	srv.installShardHooks()
+	var tok [16]byte
+	_, _ = cryptoRand(tok[:])
+	srv.probeToken = fmt.Sprintf("*2\r\n$15\r\n__redshard_probe\r\n$32\r\n%x\r\n", tok)
+
+	addrs := srv.listenAddrs()
+	if err := srv.checkListen(addrs); err != nil {
+		return err
+	}
+	srv.log.Noticef("redshard %s (Redis %s compatible), pid %d, %d shards", Version, RedisVersion, os.Getpid(), n)
+	for _, w := range cfg.Warnings() {
+		srv.log.Warningf("WARNING %s", w)
+	}
+
+	errc := make(chan error, 1)
+	go func() {
+		errc <- gnet.Rotate(srv, addrs,
+			gnet.WithNumEventLoop(n),
+			gnet.WithMulticore(true),
+			gnet.WithReuseAddr(true),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithTCPKeepAlive(time.Duration(cfg.TCPKeepAlive())*time.Second),
+			gnet.WithLoadBalancing(gnet.RoundRobin),
+			gnet.WithTicker(true),
+			gnet.WithLogger(gnetLogger{srv.log}),
+		)
+	}()
+	if err := srv.discoverLoops(errc); err != nil {
+		return err
+	}
+	srv.ready.Store(true)
+	srv.log.Noticef("Ready to accept connections tcp")
+	srv.startBackground()
+
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case err := <-errc:
+		return err
+	case sig := <-sigc:
+		name := "SIGTERM"
+		if sig == syscall.SIGINT {
+			name = "SIGINT"
+		}
+		srv.log.Warningf("Received %s scheduling shutdown...", name)
+		srv.shutdown()
+	case <-srv.shutdownErr:
+	}
+	srv.stopping.Store(true)
+	close(srv.stopCh)
+	_ = srv.eng.Stop(context.Background())
+	srv.log.Warningf("Redis is now ready to exit, bye bye...")
+	return nil
+}
+
+func (srv *Server) listenAddrs() []string {
+	port := srv.cfg.Port()
+	binds := srv.cfg.Bind()
+	if len(binds) == 0 {
+		binds = []string{"*"}
+	}
+	var addrs []string
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		b = strings.TrimPrefix(b, "-")
+		switch b {
+		case "*":
+			addrs = append(addrs, "tcp4://0.0.0.0:"+strconv.Itoa(port))
+		case "::*":
+			if !optional {
+				addrs = append(addrs, "tcp6://[::]:"+strconv.Itoa(port))
+			}
+		default:
+			if strings.Contains(b, ":") {
+				if optional && !ipv6Available() {
+					continue
+				}
+				addrs = append(addrs, "tcp6://["+b+"]:"+strconv.Itoa(port))
+			} else {
+				addrs = append(addrs, "tcp4://"+b+":"+strconv.Itoa(port))
+			}
+		}
+	}
+	return addrs
+}
+
+// checkListen tries each address before the event loops take them, so that
+// a port in use stops the start with Redis's messages rather than an error
+// from deep inside the event loop library.
+func (srv *Server) checkListen(addrs []string) error {
+	for _, a := range addrs {
+		network, hostport, _ := strings.Cut(a, "://")
+		l, err := net.Listen(network, hostport)
+		if err != nil {
+			var msg string
+			if errors.Is(err, syscall.EADDRINUSE) {
+				msg = "bind: Address already in use"
+			} else {
+				msg = err.Error()
+			}
+			host, port, _ := net.SplitHostPort(hostport)
+			srv.log.Warningf("Warning: Could not create server TCP listening socket %s:%s: %s", host, port, msg)
+			return fmt.Errorf("Failed listening on port %d (TCP), aborting.", srv.cfg.Port())
+		}
+		l.Close()
+	}
+	return nil
+}
+
+func ipv6Available() bool {
+	l, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+// discoverLoops learns which gnet loop is which: gnet does not list its
+// loops, so we open one internal connection per loop (round-robin places the
+// k-th connection on loop k) and each announces itself with a token; the
+// loops are numbered in the order they are found, and loop i owns shard i.
+func (srv *Server) discoverLoops(errc chan error) error {
+	addr := srv.dialAddr()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		srv.loopMu.Lock()
+		found := len(srv.loopByEL)
+		srv.loopMu.Unlock()
+		if found == len(srv.loops) {
+			return nil
+		}
+		select {
+		case err := <-errc:
+			if err == nil {
+				err = errors.New("event loops stopped")
+			}
+			return err
+		default:
+		}
+		if time.Now().After(deadline) {
+			return errors.New("could not reach every event loop")
+		}
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		srv.probes = append(srv.probes, c)
+		_, _ = c.Write([]byte(srv.probeToken))
+		for t := 0; t < 200; t++ {
+			srv.loopMu.Lock()
+			now := len(srv.loopByEL)
+			srv.loopMu.Unlock()
+			if now > found {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+func (srv *Server) dialAddr() string {
+	for _, b := range srv.cfg.Bind() {
+		b = strings.TrimPrefix(b, "-")
+		switch b {
+		case "*", "0.0.0.0":
+			return "127.0.0.1:" + strconv.Itoa(srv.cfg.Port())
+		case "::*", "::":
+			continue
+		default:
+			return net.JoinHostPort(b, strconv.Itoa(srv.cfg.Port()))
+		}
+	}
+	return "127.0.0.1:" + strconv.Itoa(srv.cfg.Port())
+}
+
+// gnet event handlers.
+
+func (srv *Server) OnBoot(eng gnet.Engine) gnet.Action {
+	srv.eng = eng
+	return gnet.None
+}
+
+func (srv *Server) OnShutdown(gnet.Engine) {}
+
+func (srv *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	cl := &Client{c: c, srv: srv}
+	c.SetContext(cl)
+	if !srv.ready.Load() {
+		cl.pending = true // a probe, or a client that came very early
+		return nil, gnet.None
+	}
+	if msg := srv.admit(c); msg != "" {
+		cl.internal = true // never registered
+		return []byte(msg), gnet.Close
+	}
+	srv.openClient(cl)
+	return nil, gnet.None
+}
+
+// admit returns the error a new connection gets instead of service, or "":
+// maxclients, then protected mode, in Redis's order and words.
+func (srv *Server) admit(c gnet.Conn) string {
+	if srv.nclients.Load() >= srv.cfg.MaxClients() {
+		srv.stats.rejectedConn.Add(1)
+		return "-ERR max number of clients reached\r\n"
+	}
+	if srv.cfg.ProtectedMode() && srv.cfg.RequirePass() == "" && !isLoopback(c.RemoteAddr()) {
+		srv.stats.rejectedConn.Add(1)
+		return protectedModeError
+	}
+	return ""
+}
+
+func isLoopback(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return true // unix sockets are local
+}
+
+const protectedModeError = "-DENIED Redis is running in protected mode because protected " +
+	"mode is enabled and no password is set for the default user. " +
+	"In this mode connections are only accepted from the loopback interface. " +
+	"If you want to connect from external computers to Redis you " +
+	"may adopt one of the following solutions: " +
+	"1) Just disable protected mode sending the command " +
+	"'CONFIG SET protected-mode no' from the loopback interface " +
+	"by connecting to Redis from the same host the server is " +
+	"running, however MAKE SURE Redis is not publicly accessible " +
+	"from internet if you do so. Use CONFIG REWRITE to make this " +
+	"change permanent. " +
+	"2) Alternatively you can just disable the protected mode by " +
+	"editing the Redis configuration file, and setting the protected " +
+	"mode option to 'no', and then restarting the server. " +
+	"3) If you started the server manually just for testing, restart " +
+	"it with the '--protected-mode no' option. " +
+	"4) Setup a an authentication password for the default user. " +
+	"NOTE: You only need to do one of the above things in order for " +
+	"the server to start accepting connections from the outside.\r\n"
+
+func (srv *Server) openClient(cl *Client) {
+	cl.loop = srv.loopOf(cl.c.EventLoop())
+	cl.id = srv.nextClientID.Add(1)
+	cl.proto = 2
+	cl.created = time.Now()
+	cl.lastInteraction = cl.created
+	cl.parser.Limits = srv.protoLimits()
+	cl.setAuthenticated(srv.cfg.RequirePass() == "")
+	cl.bindRunnables()
+	cl.loop.clients[cl.id] = cl
+	srv.nclients.Add(1)
+	srv.stats.connections.Add(1)
+	cl.pending = false
+}
+
+func (srv *Server) loopOf(el gnet.EventLoop) *Loop {
+	srv.loopMu.Lock()
+	defer srv.loopMu.Unlock()
+	return srv.loopByEL[el]
+}
+
+func (srv *Server) protoLimits() resp.Limits {
+	lim := resp.DefaultLimits()
+	lim.MaxBulkLen = srv.cfg.ProtoMaxBulkLen()
+	return lim
+}
+
+func (srv *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
+	cl, _ := c.Context().(*Client)
+	if cl == nil || cl.closed {
+		return gnet.None
+	}
+	cl.closed = true
+	if cl.loop != nil && !cl.internal {
+		delete(cl.loop.clients, cl.id)
+		srv.nclients.Add(-1)
+		cl.onClose()
+	}
+	return gnet.None
+}
+
+func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
+	cl := c.Context().(*Client)
+	data, _ := c.Next(-1)
+	if cl.pending {
+		if !srv.ready.Load() && string(data) == srv.probeToken {
+			srv.loopMu.Lock()
+			if _, ok := srv.loopByEL[c.EventLoop()]; !ok {
+				l := srv.loops[len(srv.loopByEL)]
+				l.el = c.EventLoop()
+				srv.loopByEL[l.el] = l
+			}
+			srv.loopMu.Unlock()
+			cl.internal = true
+			return gnet.None
+		}
+		if cl.internal {
+			return gnet.None
+		}
+		if !srv.ready.Load() {
+			_, _ = c.Write([]byte("-LOADING Redis is loading the dataset in memory\r\n"))
+			return gnet.None
+		}
+		if msg := srv.admit(c); msg != "" {
+			cl.internal = true
+			_, _ = c.Write([]byte(msg))
+			return gnet.Close
+		}
+		srv.openClient(cl)
+	}
+	if cl.internal {
+		return gnet.None
+	}
+	l := cl.loop
+	l.nowValid = false
+	srv.stats.netInput.Add(int64(len(data)))
+	cl.lastInteraction = time.Now()
+	cl.onData(data)
+	return gnet.None
+}
+
+func (srv *Server) OnTick() (time.Duration, gnet.Action) {
+	return time.Second, gnet.None
+}
+
+// flush writes the batch's replies, once.
+func (cl *Client) flush() {
+	if len(cl.out) > 0 && !cl.closed {
+		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
+		_, _ = cl.c.Write(cl.out)
+		if cap(cl.out) > 64<<10 {
+			cl.out = nil
+		} else {
+			cl.out = cl.out[:0]
+		}
+	}
+	if cl.closing && !cl.closed && !cl.hopOut {
+		cl.closed = true
+		_ = cl.c.CloseWithCallback(nil)
+		if !cl.internal {
+			delete(cl.loop.clients, cl.id)
+			cl.srv.nclients.Add(-1)
+			cl.onClose()
+		}
+	}
+}
+
+func (cl *Client) closeNow() {
+	cl.out = cl.out[:0]
+	cl.closing = true
+}
+
+func (cl *Client) protocolError(err error) {
+	cl.out = resp.AppendError(cl.out, "ERR "+err.Error())
+	cl.srv.log.Verbosef("Protocol error (%s) from client: %s", err.Error(), cl.infoLine())
+	cl.closing = true
+}
+
+type gnetLogger struct{ l *Logger }
+
+func (g gnetLogger) Debugf(string, ...any) {}
+func (g gnetLogger) Infof(string, ...any)  {}
+func (g gnetLogger) Warnf(f string, a ...any) {
+	g.l.Verbosef("gnet: "+f, a...)
+}
+func (g gnetLogger) Errorf(f string, a ...any) { g.l.Warningf("gnet: "+f, a...) }
+func (g gnetLogger) Fatalf(f string, a ...any) { g.l.Warningf("gnet: "+f, a...) }

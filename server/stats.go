@@ -1,0 +1,56 @@
+package server
+
+import (
+	"bytes"
+	"time"
+)
+
+// cmdStat is INFO commandstats' line for one command, counted per loop.
+type cmdStat struct {
+	calls, usec, rejected, failed int64
+}
+
+// loopStats are one loop's counters: plain integers, written only by the loop
+// itself and summed by INFO while every loop is parked.
+type loopStats struct {
+	cmds      []cmdStat
+	errors    map[string]int64 // errorstats, by error code
+	dirty     int64
+	totalCmds int64
+}
+
+func (s *loopStats) init(ncmds int) {
+	s.cmds = make([]cmdStat, ncmds)
+	s.errors = make(map[string]int64)
+}
+
+// maxErrorCodes bounds errorstats as Redis does (128 distinct codes).
+const maxErrorCodes = 128
+
+// countError counts an error reply by its code (the first word of the message).
+func (s *loopStats) countError(msg []byte) {
+	code := msg
+	if i := bytes.IndexAny(msg, " \r"); i >= 0 {
+		code = msg[:i]
+	}
+	if n, ok := s.errors[string(code)]; ok {
+		s.errors[string(code)] = n + 1
+		return
+	}
+	if len(s.errors) >= maxErrorCodes {
+		return
+	}
+	s.errors[string(code)] = 1
+}
+
+func (s *loopStats) countErrorString(msg string) { s.countError([]byte(msg)) }
+
+// slowlogMaybe is the hook for SLOWLOG (issue: operations); no-op for now.
+func (srv *Server) slowlogMaybe(l *Loop, x *Exec, argv [][]byte, d time.Duration) {}
+
+// propagate is the hook through which writes reach the AOF (issue: AOF);
+// commands record what to log in x.Prop.
+func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {}
+
+// installShardHooks connects the shards' expiry events to the server.
+func (srv *Server) installShardHooks() {}
