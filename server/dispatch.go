@@ -206,7 +206,13 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		h.target = 63 - bits.LeadingZeros64(h.mask)
 		h.parked = h.parked[:0]
 		first := bits.TrailingZeros64(h.mask)
-		_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
+		if first == cl.loop.id {
+			// We are the lowest shard: take it right here (park) instead of
+			// queueing a task to ourselves.
+			_ = cl.runTx(context.Background())
+		} else {
+			_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
+		}
 	}
 	return pos
 }
