@@ -221,6 +221,7 @@ type Config struct {
 	maxmemory                 atomic.Int64
 	maxmemorySamples          atomic.Int64
 	maxmemoryEvictionTenacity atomic.Int64
+	maxmemoryClients          atomic.Int64
 	activeExpireEffort        atomic.Int64
 	shutdownTimeout           atomic.Int64
 	unixSocketPerm            atomic.Int64
@@ -447,6 +448,8 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("stream-node-max-entries", "", cfgMutable, 0, cfgLongMax, "100", func(c *Config) *atomic.Int64 { return &c.streamNodeMaxEntries }),
 		// unsigned long long: max is ULLONG_MAX, i.e. -1 seen as uint64.
 		cfgNumOpt("maxmemory", "", cfgMutable|cfgMemory|cfgUnsigned, 0, -1, "0", func(c *Config) *atomic.Int64 { return &c.maxmemory }),
+		// Client eviction is not built: only its default (off) is accepted.
+		cfgNumOpt("maxmemory-clients", "", cfgMutable|cfgMemory|cfgUnsigned, 0, 0, "0", func(c *Config) *atomic.Int64 { return &c.maxmemoryClients }),
 		// size_t
 		cfgNumOpt("hash-max-listpack-entries", "hash-max-ziplist-entries", cfgMutable|cfgUnsigned, 0, cfgLongMax, "512", func(c *Config) *atomic.Int64 { return &c.hashMaxListpackEntries }),
 		cfgNumOpt("set-max-intset-entries", "", cfgMutable|cfgUnsigned, 0, cfgLongMax, "512", func(c *Config) *atomic.Int64 { return &c.setMaxIntsetEntries }),

@@ -268,9 +268,7 @@ func (cl *Client) runTx(context.Context) error {
 		if err := srv.loops[next].el.Execute(context.Background(), cl.txRunnable); err != nil {
 			// The engine is stopping: the chain cannot go on. Let the loops
 			// parked before us go; the client is being dropped anyway.
-			for _, p := range h.parked[:len(h.parked)-1] {
-				srv.loops[p].park <- struct{}{}
-			}
+			srv.release(h.parked[:len(h.parked)-1])
 			return nil
 		}
 		select {
@@ -282,11 +280,22 @@ func (cl *Client) runTx(context.Context) error {
 		return nil
 	}
 	srv.loops[me].runRemote(cl, h)
-	for _, p := range h.parked {
-		srv.loops[p].park <- struct{}{}
-	}
+	srv.release(h.parked)
 	_ = cl.loop.el.Execute(context.Background(), cl.doneRunnable)
 	return nil
+}
+
+// release lets parked loops go. The send never blocks: a parked loop waits
+// for exactly one token, and its channel holds one; only a loop that left
+// early because of shutdown can leave a token unread, and then dropping the
+// next one is right.
+func (srv *Server) release(parked []int) {
+	for _, p := range parked {
+		select {
+		case srv.loops[p].park <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // hopDone runs on the home loop when the replies are back.

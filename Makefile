@@ -1,0 +1,50 @@
+# redshard — common tasks. Everything is plain `go`; this file only names it.
+
+GO      ?= go
+BIN     := bin/redshard-server
+ARGS    ?=
+FUZZTIME ?= 20s
+
+.PHONY: build run test vet fuzz clean
+
+## build: compile the server into bin/redshard-server
+build:
+	$(GO) build -o $(BIN) ./cmd/redshard-server
+
+## run: build and start the server (embedded default config; extra options via ARGS="--port 7000 --shards 2")
+run: build
+	./$(BIN) $(ARGS)
+
+## test: the whole suite, unit and end-to-end (tests/ builds and starts the real binary)
+test:
+	$(GO) test ./...
+
+## vet: go vet on every package
+vet:
+	$(GO) vet ./...
+
+## fuzz: fuzz the RESP parser for FUZZTIME (default 20s)
+fuzz:
+	$(GO) test ./resp/ -run '^$$' -fuzz FuzzParser -fuzztime $(FUZZTIME)
+
+## clean: remove build output
+clean:
+	rm -rf bin
+
+# Benchmarks against redis-server (see bench/README.md). Extra flags go in
+# BENCHARGS, e.g. make bench BENCHARGS="-server-cpus 0-3 -client-cpus 4-7".
+BENCHARGS ?=
+
+.PHONY: bench bench-quick profile
+
+## bench: full comparison with redis-server, 3 rounds per figure (~8 min on 2 cores); writes bench/results/<date>-<host>.{md,svg}
+bench:
+	$(GO) run ./bench $(BENCHARGS)
+
+## bench-quick: one round, fewer requests (under a minute)
+bench-quick:
+	$(GO) run ./bench -quick $(BENCHARGS)
+
+## profile: SET/GET load on redshard with REDSHARD_CPUPROFILE/REDSHARD_MEMPROFILE set, then pprof -top
+profile:
+	$(GO) run ./bench -profile $(BENCHARGS)
