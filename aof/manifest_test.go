@@ -1,0 +1,129 @@
+package aof
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestManifestIsParsedAsRedisParsesIt: the accepted forms and the errors,
+// with Redis's messages (aofLoadManifestFromFile).
+func TestManifestIsParsedAsRedisParsesIt(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		want    string // re-encoded manifest, or "" with err
+		wantErr string
+	}{
+		{"redis-server's own", "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n",
+			"file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n", ""},
+		{"comments, keys in any case and order, unknown keys",
+			"# a comment\nTYPE b SEQ 2 FILE a.2.base.rdb\nfile a.3.incr.aof seq 3 type i future yes\nfile a.5.incr.aof seq 5 type i\n",
+			"file a.2.base.rdb seq 2 type b\nfile a.3.incr.aof seq 3 type i\nfile a.5.incr.aof seq 5 type i\n", ""},
+		{"history lines", "file a.1.base.aof seq 1 type b\nfile a.1.incr.aof seq 1 type h\nfile a.2.incr.aof seq 2 type i\n",
+			"file a.1.base.aof seq 1 type b\nfile a.1.incr.aof seq 1 type h\nfile a.2.incr.aof seq 2 type i\n", ""},
+		{"quoted file name", "file \"my file\\x41.aof\" seq 1 type i\n", "file \"my fileA.aof\" seq 1 type i\n", ""},
+		{"empty", "", "", "Found an empty AOF manifest"},
+		{"no newline at the end", "file a seq 1 type i", "", "The AOF manifest file contains too long line"},
+		{"too long line", "file " + strings.Repeat("a", 1100) + " seq 1 type i\n", "", "too long line"},
+		{"blank line", "file a seq 1 type i\n\n", "", "Invalid AOF manifest file format"},
+		{"odd token count", "file a seq 1 type\n", "", "Invalid AOF manifest file format"},
+		{"missing seq", "file a seq 0 type i\n", "", "Invalid AOF manifest file format"},
+		{"a path", "file ../a seq 1 type i\n", "", "File can't be a path, just a filename"},
+		{"two bases", "file a seq 1 type b\nfile b seq 2 type b\n", "", "Found duplicate base file information"},
+		{"non-monotonic incr", "file a seq 2 type i\nfile b seq 2 type i\n", "", "Found a non-monotonic sequence number"},
+		{"unknown type", "file a seq 1 type x\n", "", "Unknown AOF file type"},
+		{"unbalanced quote", "file \"a seq 1 type i\n", "", "Invalid AOF manifest file format"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := ParseManifest("m", []byte(tc.text))
+			if tc.wantErr != "" {
+				var me *ManifestError
+				if !errors.As(err, &me) || !strings.Contains(me.Reason, tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(m.Encode()); got != tc.want {
+				t.Fatalf("encoded\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOpenCreatesRedisLayout: an empty dir gets the folder redis-server
+// creates: an empty base, an incr and the manifest listing both.
+func TestOpenCreatesRedisLayout(t *testing.T) {
+	dir := t.TempDir()
+	l := mustOpen(t, testOptions(dir, FsyncEverysec))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := os.ReadFile(manifestPath(dir))
+	if want := "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"; string(m) != want {
+		t.Fatalf("manifest %q, want %q", m, want)
+	}
+	for _, f := range []string{"appendonly.aof.1.base.aof", "appendonly.aof.1.incr.aof"} {
+		if fi, err := os.Stat(filepath.Join(dir, "appendonlydir", f)); err != nil || fi.Size() != 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestOpenMigratesAnOldStyleAOF: a dir/appendonly.aof without a folder
+// becomes the folder's base, as Redis 7 upgrades it.
+func TestOpenMigratesAnOldStyleAOF(t *testing.T) {
+	dir := t.TempDir()
+	old := append(appendSelect(nil, 0), appendCommand(nil, args("SET", "old", "1"))...)
+	if err := os.WriteFile(filepath.Join(dir, "appendonly.aof"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := loadAll(t, testOptions(dir, FsyncEverysec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1] != "SET old 1" {
+		t.Fatalf("loaded %q", got)
+	}
+	m, _ := os.ReadFile(manifestPath(dir))
+	if !strings.HasPrefix(string(m), "file appendonly.aof seq 1 type b\n") {
+		t.Fatalf("manifest %q", m)
+	}
+}
+
+// TestOpenRemovesHistoryFiles: history entries (left by a rewrite) are
+// deleted and dropped from the manifest.
+func TestOpenRemovesHistoryFiles(t *testing.T) {
+	dir := t.TempDir()
+	ad := filepath.Join(dir, "appendonlydir")
+	os.MkdirAll(ad, 0o755)
+	for _, f := range []string{"appendonly.aof.1.base.aof", "appendonly.aof.1.incr.aof", "appendonly.aof.2.base.aof", "appendonly.aof.2.incr.aof"} {
+		os.WriteFile(filepath.Join(ad, f), nil, 0o644)
+	}
+	os.WriteFile(manifestPath(dir), []byte("file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.1.base.aof seq 1 type h\nfile appendonly.aof.1.incr.aof seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"), 0o644)
+	l := mustOpen(t, testOptions(dir, FsyncEverysec))
+	l.Close()
+	if got := dirFiles(t, dir); strings.Contains(strings.Join(got, " "), ".1.") {
+		t.Fatalf("history files left: %q", got)
+	}
+	m, _ := os.ReadFile(manifestPath(dir))
+	if want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(m) != want {
+		t.Fatalf("manifest %q", m)
+	}
+}
+
+// TestOpenRefusesAManifestThatListsAMissingFile, as Redis does.
+func TestOpenRefusesAManifestThatListsAMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "appendonlydir"), 0o755)
+	os.WriteFile(manifestPath(dir), []byte("file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"), 0o644)
+	if _, err := Open(testOptions(dir, FsyncEverysec)); err == nil || !strings.Contains(err.Error(), "appendonly.aof.1.base.aof") {
+		t.Fatalf("Open = %v", err)
+	}
+}

@@ -1,0 +1,72 @@
+package aof
+
+// Producer collects the records of one event loop. It is used only by the
+// goroutine that owns it: Append and Len touch nothing shared, Submit takes
+// the log's mutex once. Append never blocks and never does I/O.
+//
+// A batch is the unit of atomicity in the file: the writer puts whole
+// batches in a group, and recovery keeps or drops whole groups. So a
+// multi-key command or a MULTI ... EXEC must be appended within one batch
+// (between two Submits).
+type Producer struct {
+	l   *Log
+	buf []byte
+	// firstDB is the database of the batch's first command, db the database
+	// of its last one; -1 while the batch is empty.
+	firstDB, db int
+}
+
+// NewProducer returns a producer for one event loop.
+func (l *Log) NewProducer() *Producer {
+	return &Producer{l: l, firstDB: -1, db: -1}
+}
+
+// Append RESP-encodes argv, as executed in database db, into the pending
+// batch. A SELECT is emitted when db differs from the previous command's
+// within the batch; the writer emits one between batches when the file's
+// current database differs from the batch's first (see Submit).
+func (p *Producer) Append(db int, argv [][]byte) {
+	if p.firstDB < 0 {
+		p.firstDB, p.db = db, db
+	} else if db != p.db {
+		p.buf = appendSelect(p.buf, db)
+		p.db = db
+	}
+	p.buf = appendCommand(p.buf, argv)
+}
+
+// Len returns the number of bytes pending in the batch.
+func (p *Producer) Len() int { return len(p.buf) }
+
+// Submit hands the pending batch to the writer as one unit and returns its
+// sequence number. Sequence numbers are strictly increasing across all the
+// producers of a log: submission order is log order. The batch is written
+// (and, under "always", fsynced) once Written() (Durable()) reaches the
+// returned number; if its group fails, OnFailed reports it.
+//
+// With nothing pending, Submit returns the highest sequence number assigned
+// so far: waiting for it is a barrier for everything submitted before.
+func (p *Producer) Submit() uint64 {
+	l := p.l
+	l.mu.Lock()
+	if len(p.buf) == 0 {
+		s := l.seq
+		l.mu.Unlock()
+		return s
+	}
+	l.seq++
+	s := l.seq
+	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db})
+	l.queueBytes += int64(len(p.buf))
+	if n := len(l.free); n > 0 {
+		p.buf = l.free[n-1]
+		l.free[n-1] = nil
+		l.free = l.free[:n-1]
+	} else {
+		p.buf = make([]byte, 0, 512)
+	}
+	l.mu.Unlock()
+	p.firstDB, p.db = -1, -1
+	l.signal()
+	return s
+}

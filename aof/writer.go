@@ -1,0 +1,593 @@
+package aof
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The group-commit protocol.
+//
+// Actors. Producers (one per event loop) encode records into private
+// buffers and Submit them as batches. One writer goroutine (run) owns the
+// current incr file and is the only goroutine that writes to it. One syncer
+// goroutine fsyncs the file once a second under "everysec".
+//
+// Positions. Every batch gets a sequence number at Submit, under mu, and is
+// appended to queue in the same critical section: queue order is sequence
+// order is file order. Two positions are published with atomic stores and
+// only grow:
+//
+//	written: every batch with seq <= written is in the file (write(2)
+//	         returned; under "always", its fdatasync too).
+//	durable: every batch with seq <= durable is covered by a successful
+//	         fdatasync.
+//
+// Signals. Submit → writer: a non-blocking send on wake (capacity 1, so a
+// burst of submissions costs one wake-up). Syncer → writer: syncRes under
+// mu, then the same send. Writer → loops: written/durable, then the
+// OnDurable callback (the server wakes its loops from it); failures go
+// through OnFailed. Nobody ever waits for the writer while holding mu.
+//
+// One round of the writer:
+//  1. Take mu once; swap out queue (the whole backlog, from every
+//     producer) and the syncer's result; release mu. Producers keep
+//     submitting into a fresh slice meanwhile.
+//  2. Copy the drained batches into one group buffer, in sequence order.
+//     A batch records the databases of its first and last commands; when
+//     the first differs from the database the file is in (the previous
+//     batch's last), the writer inserts SELECT before it. A new file
+//     starts in no database, so its first batch always gets a SELECT.
+//  3. Fill the room reserved in front of the group with its annotation,
+//     "#B:<len>:<crc32c>\r\n", and write the annotation and the group with
+//     ONE write(2).
+//  4. Under "always", ONE fdatasync. Only then publish written = durable =
+//     the group's last sequence. Under "everysec" and "no", publish written
+//     right after the write: the server releases replies once written
+//     passes their batch, so a kill -9 loses nothing acknowledged; the
+//     page cache has it.
+//  5. Call OnDurable(written, durable).
+//  While the writer does 3–4, producers fill the next group: the longer the
+//  fsync, the bigger the next group, which is the point of group commit.
+//
+// Everysec. Every second the syncer takes fileMu, reads written (every
+// batch up to it is in the current file: files change only under fileMu),
+// fdatasyncs the file (concurrently with the writer's appends, which Linux
+// allows), releases fileMu and hands {seq, err} to the writer, which
+// publishes durable = seq and calls OnDurable, or enters the error state.
+//
+// Barriers. A rewrite's switch to a new incr file travels in the queue as a
+// marker after the batch with the cut sequence. The writer writes the group
+// before the marker to the old file, fsyncs the old file (so durable may
+// pass its last batch), and only then swaps the file under fileMu. The
+// marker is not passed while the group before it cannot be written: a
+// batch at or below the cut must land in the old file, because the new base
+// already contains it.
+//
+// Errors. A failed write(2), fdatasync or ftruncate puts the writer in the
+// error state: Err() returns the error (the server answers writes with
+// -MISCONF), OnFailed reports the group's sequences, and the group is kept.
+// A partial write is cut off with ftruncate at once (as Redis does); a
+// failed fdatasync leaves the written bytes in doubt, so they are cut off
+// before the retry too (the kernel may have dropped the dirty pages and a
+// later fsync would not bring them back). Batches submitted while in the
+// error state are reported to OnFailed as soon as they are drained (they
+// fail fast), and appended to the kept group: nothing is dropped, because
+// the server has already applied them to its data set, and a later command
+// may depend on them. The writer retries the whole kept group with
+// exponential backoff (retryMin to retryMax); before each attempt it cuts the
+// file back to the last good offset. The first success clears the error
+// state and publishes the positions past every kept batch. written and
+// durable never pass a failed batch before that. The file never holds a
+// partial group except while the process is dying, which recovery handles.
+
+// batch is one submission, or a switch marker (sw != nil).
+type batch struct {
+	seq     uint64
+	buf     []byte
+	firstDB int
+	lastDB  int
+	sw      *switchReq
+}
+
+// switchReq asks the writer to continue in a new incr file.
+type switchReq struct {
+	file File
+	name string
+	done chan struct{} // closed when the writer has switched
+}
+
+type syncResult struct {
+	seq uint64
+	err error
+}
+
+// writerState is owned by the writer goroutine; nothing else touches it
+// once Open has returned.
+type writerState struct {
+	l      *Log
+	file   File
+	off    int64 // size of file as far as whole groups go
+	fileDB int   // database the file is in after its last group; -1: none
+
+	q []batch // drained, not yet in a group (stops at a switch that must wait)
+
+	grp        []byte // groupHeaderRoom reserved bytes, then the payload
+	grpFrom    uint64
+	grpTo      uint64
+	grpDB      int // database after the payload
+	grpBatches int
+	grpBytes   int64 // batch bytes in the group, for PendingBytes
+	doneBytes  int64 // batch bytes written since the last release
+	recycle    [][]byte
+
+	failing    bool
+	needTrunc  bool   // cut the file back to off before writing again
+	failedTo   uint64 // highest sequence reported to OnFailed
+	delay      time.Duration
+	retry      *time.Timer
+	lastErrLog time.Time
+
+	onDurable func(written, durable uint64)
+	onFailed  func(from, to uint64, err error)
+}
+
+func (w *writerState) init(l *Log, f File) {
+	w.l = l
+	w.file = f
+	w.fileDB = -1
+	w.grp = make([]byte, groupHeaderRoom, 64<<10)
+}
+
+// run is the writer goroutine.
+func (l *Log) run() {
+	w := &l.w
+	defer close(l.done)
+	for {
+		var retryC <-chan time.Time
+		if w.retry != nil {
+			retryC = w.retry.C
+		}
+		retryDue := false
+		select {
+		case <-l.wake:
+		case <-retryC:
+			w.retry = nil
+			retryDue = true
+		}
+
+		l.mu.Lock()
+		drained := l.queue
+		if len(w.q) == 0 {
+			l.queue, w.q = w.q[:0], drained
+		} else {
+			w.q = append(w.q, drained...)
+			clear(drained)
+			l.queue = drained[:0]
+		}
+		sr := l.syncRes
+		l.syncRes = nil
+		closing := l.closing
+		w.onDurable, w.onFailed = l.onDurable, l.onFailed
+		l.mu.Unlock()
+
+		if sr != nil {
+			w.syncDone(sr)
+		}
+		if w.failing {
+			w.failFast()
+			if !retryDue && !closing {
+				continue
+			}
+		}
+		w.process()
+		w.release()
+		if closing {
+			w.finish()
+			return
+		}
+	}
+}
+
+// process puts the drained batches into the group and writes it; at a
+// switch marker it writes the group before it to the old file first.
+func (w *writerState) process() {
+	i := 0
+	for ; i < len(w.q); i++ {
+		b := &w.q[i]
+		if b.sw != nil {
+			if !w.flush() || !w.switchFile(b.sw) {
+				break
+			}
+			continue
+		}
+		w.add(b)
+	}
+	if i == len(w.q) {
+		w.flush()
+	}
+	n := copy(w.q, w.q[i:])
+	clear(w.q[n:])
+	w.q = w.q[:n]
+}
+
+// add appends one batch to the group, with a SELECT in front if the
+// database at this point of the file differs from the batch's first.
+func (w *writerState) add(b *batch) {
+	if w.grpBatches == 0 {
+		w.grp = w.grp[:groupHeaderRoom]
+		w.grpFrom = b.seq
+		w.grpDB = w.fileDB
+	}
+	if b.firstDB != w.grpDB {
+		w.grp = appendSelect(w.grp, b.firstDB)
+	}
+	w.grp = append(w.grp, b.buf...)
+	w.grpDB = b.lastDB
+	w.grpTo = b.seq
+	w.grpBatches++
+	w.grpBytes += int64(len(b.buf))
+	w.recycle = append(w.recycle, b.buf)
+	b.buf = nil
+}
+
+// flush writes the group (one write, and one fdatasync under "always") and
+// publishes its positions. It returns false, with the group kept and the
+// error state set, if the group could not be made as durable as the
+// policy requires.
+func (w *writerState) flush() bool {
+	if w.grpBatches == 0 {
+		return true
+	}
+	l := w.l
+	always := l.policy.Load() == policyAlways
+	if w.needTrunc {
+		if err := w.file.Truncate(w.off); err != nil {
+			w.fail("ftruncate", err, w.grpFrom, w.grpTo)
+			return false
+		}
+		w.needTrunc = false
+	}
+	out := sealGroup(w.grp)
+	n, err := w.file.Write(out)
+	if err == nil && n < len(out) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		// Never leave a partial group in the middle of the file: cut it now,
+		// or before the next attempt if that fails too.
+		w.needTrunc = true
+		if n > 0 {
+			if terr := w.file.Truncate(w.off); terr == nil {
+				w.needTrunc = false
+			} else {
+				w.logError("Could not remove short write from the append-only file. Will retry: ftruncate: %v", terr)
+			}
+		} else {
+			w.needTrunc = false
+		}
+		w.fail("write", err, w.grpFrom, w.grpTo)
+		return false
+	}
+	if always {
+		t0 := time.Now()
+		if err := w.file.Sync(); err != nil {
+			w.needTrunc = true
+			w.fail("fsync", err, w.grpFrom, w.grpTo)
+			return false
+		}
+		l.recordFsync(time.Since(t0))
+	}
+	w.off += int64(n)
+	l.stats.groups.Add(1)
+	l.stats.batches.Add(uint64(w.grpBatches))
+	l.stats.bytes.Add(uint64(n))
+	l.stats.lastGroupBytes.Store(int64(n))
+	l.stats.lastGroupBatch.Store(int64(w.grpBatches))
+	l.stats.incrSize.Store(w.off)
+
+	to := w.grpTo
+	w.fileDB = w.grpDB
+	w.doneBytes += w.grpBytes
+	w.grpBytes = 0
+	w.grpBatches = 0
+	w.grp = w.grp[:groupHeaderRoom]
+	if cap(w.grp) > 16<<20 {
+		w.grp = make([]byte, groupHeaderRoom, 64<<10)
+	}
+	maxStore(&l.written, to)
+	if always {
+		maxStore(&l.durable, to)
+	}
+	if w.failing {
+		w.recovered()
+	}
+	w.notify()
+	return true
+}
+
+func (w *writerState) notify() {
+	if w.onDurable != nil {
+		w.onDurable(w.l.written.Load(), w.l.durable.Load())
+	}
+}
+
+// switchFile moves appends to the new incr file of a rewrite. The group
+// before the marker has been written to the old file.
+func (w *writerState) switchFile(sw *switchReq) bool {
+	l := w.l
+	old := w.file
+	t0 := time.Now()
+	if err := old.Sync(); err != nil {
+		w.fail("fsync", err, l.durable.Load()+1, l.written.Load())
+		return false
+	}
+	l.recordFsync(time.Since(t0))
+	maxStore(&l.durable, l.written.Load())
+	l.fileMu.Lock()
+	l.mu.Lock()
+	l.file = sw.file
+	l.mu.Unlock()
+	l.fileMu.Unlock()
+	if err := old.Close(); err != nil {
+		l.o.Logf(LogWarning, "Error closing the previous AOF incr file: %v", err)
+	}
+	w.file = sw.file
+	w.off = 0
+	w.fileDB = -1
+	l.stats.otherSize.Add(l.stats.incrSize.Load())
+	l.stats.incrSize.Store(0)
+	if w.failing {
+		w.recovered()
+	}
+	close(sw.done)
+	w.notify()
+	return true
+}
+
+// fail enters (or stays in) the error state after a failed operation on
+// the group with sequences from..to.
+func (w *writerState) fail(op string, err error, from, to uint64) {
+	l := w.l
+	l.stats.writeErrors.Add(1)
+	err = &WriteError{Op: op, Err: err}
+	l.mu.Lock()
+	l.writeErr = err
+	l.mu.Unlock()
+	if !w.failing {
+		w.failing = true
+		w.delay = l.o.retryMin
+	} else {
+		w.delay = min(2*w.delay, l.o.retryMax)
+	}
+	w.logError("Error writing to the AOF file: %v", err)
+	w.report(from, to, err)
+	w.failFast()
+	if w.retry != nil {
+		w.retry.Stop()
+	}
+	w.retry = time.NewTimer(w.delay)
+}
+
+// failFast reports the drained batches that wait behind a failed group.
+func (w *writerState) failFast() {
+	var hi uint64
+	for i := len(w.q) - 1; i >= 0; i-- {
+		if w.q[i].sw == nil {
+			hi = w.q[i].seq
+			break
+		}
+	}
+	if hi > 0 {
+		w.l.mu.Lock()
+		err := w.l.writeErr
+		w.l.mu.Unlock()
+		if err == nil {
+			return
+		}
+		w.report(w.failedTo+1, hi, err)
+	}
+}
+
+// report calls OnFailed for the sequences in from..to not reported before.
+func (w *writerState) report(from, to uint64, err error) {
+	from = max(from, w.failedTo+1, w.l.written.Load()+1)
+	if from > to || to == 0 {
+		return
+	}
+	w.failedTo = to
+	if w.onFailed != nil {
+		w.onFailed(from, to, err)
+	}
+}
+
+func (w *writerState) recovered() {
+	l := w.l
+	w.failing = false
+	w.delay = 0
+	if w.retry != nil {
+		w.retry.Stop()
+		w.retry = nil
+	}
+	l.mu.Lock()
+	l.writeErr = nil
+	l.mu.Unlock()
+	l.o.Logf(LogWarning, "AOF write error looks solved, Redis can write again.")
+}
+
+// logError logs at most one line per 30 seconds, as Redis's
+// AOF_WRITE_LOG_ERROR_RATE.
+func (w *writerState) logError(format string, args ...any) {
+	if now := time.Now(); now.Sub(w.lastErrLog) > 30*time.Second {
+		w.lastErrLog = now
+		w.l.o.Logf(LogWarning, format, args...)
+	}
+}
+
+// syncDone handles the syncer's result.
+func (w *writerState) syncDone(sr *syncResult) {
+	l := w.l
+	if sr.err == nil {
+		maxStore(&l.durable, sr.seq)
+		l.mu.Lock()
+		wasErr := l.syncErr != nil
+		l.syncErr = nil
+		l.mu.Unlock()
+		if wasErr {
+			l.o.Logf(LogWarning, "AOF fsync error looks solved, Redis can write again.")
+		}
+		w.notify()
+		return
+	}
+	err := &WriteError{Op: "fsync", Err: sr.err}
+	l.stats.writeErrors.Add(1)
+	l.mu.Lock()
+	l.syncErr = err
+	l.mu.Unlock()
+	w.logError("Error syncing the AOF file: %v", err)
+	// The batches were acknowledged under everysec; the report lets the
+	// server count them, and nothing past them becomes durable until an
+	// fsync succeeds.
+	from := max(l.durable.Load()+1, w.failedTo+1)
+	if from <= sr.seq {
+		w.failedTo = sr.seq
+		if w.onFailed != nil {
+			w.onFailed(from, sr.seq, err)
+		}
+	}
+}
+
+// release hands the written batches' buffers back to the producers.
+func (w *writerState) release() {
+	l := w.l
+	l.mu.Lock()
+	l.queueBytes -= w.doneBytes
+	w.doneBytes = 0
+	for i, b := range w.recycle {
+		if cap(b) <= 1<<20 && len(l.free) < 1024 {
+			l.free = append(l.free, b[:0])
+		}
+		w.recycle[i] = nil
+	}
+	l.mu.Unlock()
+	w.recycle = w.recycle[:0]
+}
+
+// finish is the writer's last round, at Close.
+func (w *writerState) finish() {
+	l := w.l
+	var err error
+	if w.failing || len(w.q) > 0 || w.grpBatches > 0 {
+		l.mu.Lock()
+		err = l.writeErr
+		l.mu.Unlock()
+		if err == nil {
+			err = fmt.Errorf("aof: close with unwritten records")
+		}
+	} else {
+		t0 := time.Now()
+		if serr := w.file.Sync(); serr != nil {
+			err = &WriteError{Op: "fsync", Err: serr}
+		} else {
+			l.recordFsync(time.Since(t0))
+			maxStore(&l.durable, l.written.Load())
+			w.notify()
+		}
+	}
+	if w.retry != nil {
+		w.retry.Stop()
+	}
+	l.fileMu.Lock()
+	if cerr := w.file.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	l.fileMu.Unlock()
+	l.closeErr = err
+}
+
+func (l *Log) recordFsync(d time.Duration) {
+	l.stats.fsyncs.Add(1)
+	l.stats.fsyncNanos.Add(int64(d))
+	maxStoreInt(&l.stats.fsyncMaxNanos, int64(d))
+}
+
+// syncer is the everysec fsync goroutine.
+func (l *Log) syncer() {
+	defer close(l.syncDone)
+	t := time.NewTicker(l.o.syncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stopSync:
+			return
+		case <-t.C:
+		}
+		if l.policy.Load() != policyEverysec {
+			continue
+		}
+		l.fileMu.Lock()
+		seq := l.written.Load()
+		if seq <= l.durable.Load() {
+			l.fileMu.Unlock()
+			continue
+		}
+		l.mu.Lock()
+		f := l.file
+		l.mu.Unlock()
+		t0 := time.Now()
+		err := f.Sync()
+		d := time.Since(t0)
+		l.fileMu.Unlock()
+		if err == nil {
+			l.recordFsync(d)
+		}
+		l.mu.Lock()
+		l.syncRes = &syncResult{seq: seq, err: err}
+		l.mu.Unlock()
+		l.signal()
+	}
+}
+
+// WriteError is a failed operation on the AOF file.
+type WriteError struct {
+	Op  string // "write", "fsync", "ftruncate"
+	Err error
+}
+
+func (e *WriteError) Error() string { return "aof: " + e.Op + ": " + e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Reason returns the error as Redis words it after "-MISCONF Errors
+// writing to the AOF file: ": the C library's message for the errno
+// ("No space left on device"), or the error text if there is no errno.
+func Reason(err error) string {
+	if err == nil {
+		return ""
+	}
+	var en syscall.Errno
+	for e := err; e != nil; {
+		if x, ok := e.(syscall.Errno); ok {
+			en = x
+			break
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
+	}
+	if en == 0 {
+		if errors.Is(err, io.ErrShortWrite) {
+			return "No space left on device" // Redis sets ENOSPC on a short write
+		}
+		return err.Error()
+	}
+	s := en.Error()
+	if s != "" {
+		s = strings.ToUpper(s[:1]) + s[1:]
+	}
+	return s
+}
