@@ -43,7 +43,7 @@ type entry struct {
 	exp  int64  // absolute expiry in unix ms; 0 = none
 	klen uint32
 	vlen uint32 // string: value length; other types: index in Shard.objs
-	next int32  // next entry in the same hash chain, or next free slot
+	next int32  // next free slot, while the slot is free
 	xpos int32  // position in DB.expiring, or -1
 	lru  uint32 // LRU clock (seconds) of the last access, or LFU counter
 	typ  uint8
@@ -71,16 +71,23 @@ func Hash(b []byte) uint64 { return maphash.Bytes(hashSeed, b) }
 type DB struct {
 	ID       int
 	sh       *Shard
-	index    map[uint64]int32
+	index    index
 	chunks   [][]entry
 	nslots   int32 // slots ever handed out (live or free)
 	free     int32 // head of the free-slot list, -1 if empty
 	count    int
 	expiring []int32 // slots of keys that have an expiry
+
+	// memo remembers the last lookup (hash and result, -1 for a miss), so
+	// that a command's read-then-write of one key (SET, INCR, ...) costs one
+	// index probe, not two. insert and unlink keep it true.
+	memoH    uint64
+	memoSlot int32
+	memoOK   bool
 }
 
 func newDB(sh *Shard, id int) *DB {
-	return &DB{ID: id, sh: sh, index: make(map[uint64]int32), free: -1}
+	return &DB{ID: id, sh: sh, free: -1}
 }
 
 func (db *DB) at(slot int32) *entry {
@@ -100,18 +107,25 @@ func (db *DB) key(e *entry) []byte { return db.sh.Slab.Bytes(e.kv, int(e.klen)) 
 
 // find returns the slot of key without looking at expiry, or -1.
 func (db *DB) find(key []byte, h uint64) int32 {
-	slot, ok := db.index[h]
-	if !ok {
-		return -1
-	}
-	for slot >= 0 {
-		e := db.at(slot)
-		if int(e.klen) == len(key) && string(db.key(e)) == string(key) {
-			return slot
+	if db.memoOK && db.memoH == h {
+		if ms := db.memoSlot; ms < 0 {
+			return -1
+		} else if e := db.at(ms); e.live && int(e.klen) == len(key) && string(db.key(e)) == string(key) {
+			return ms
 		}
-		slot = e.next
 	}
-	return -1
+	candidates := false
+	slot := db.index.lookup(fingerprint(h), func(slot int32) bool {
+		candidates = true
+		e := db.at(slot)
+		return int(e.klen) == len(key) && string(db.key(e)) == string(key)
+	})
+	// A miss is remembered only when no key shares the fingerprint: then no
+	// other key with this very hash exists either.
+	if slot >= 0 || !candidates {
+		db.memoH, db.memoSlot, db.memoOK = h, slot, true
+	}
+	return slot
 }
 
 // Lookup returns the slot of a live key, or -1. An expired key is deleted on
@@ -206,12 +220,9 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	copy(db.sh.Slab.Bytes(kv, len(key)), key)
 	e := db.at(slot)
 	*e = entry{kv: kv, klen: uint32(len(key)), typ: typ, xpos: -1, live: true, lru: uint32(db.sh.Now() / 1000)}
-	if head, ok := db.index[h]; ok {
-		e.next = head
-	} else {
-		e.next = -1
-	}
-	db.index[h] = slot
+	e.next = -1
+	db.index.insert(fingerprint(h), slot)
+	db.memoH, db.memoSlot, db.memoOK = h, slot, true
 	db.count++
 	db.sh.keysChanged++
 	return slot
@@ -326,24 +337,10 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 	e := db.at(slot)
 	key := db.key(e)
 	h := Hash(key)
-	// unlink from the hash chain
-	head := db.index[h]
-	if head == slot {
-		if e.next >= 0 {
-			db.index[h] = e.next
-		} else {
-			delete(db.index, h)
-		}
-	} else {
-		for p := head; p >= 0; {
-			pe := db.at(p)
-			if pe.next == slot {
-				pe.next = e.next
-				break
-			}
-			p = pe.next
-		}
+	if db.memoOK && db.memoH == h {
+		db.memoOK = false
 	}
+	db.index.remove(fingerprint(h), slot)
 	if e.xpos >= 0 {
 		db.dropExpiring(e)
 	}
@@ -424,7 +421,7 @@ func (db *DB) Flush() {
 	}
 	db.count = 0
 	db.sh.keysChanged++
-	*db = DB{ID: db.ID, sh: db.sh, index: make(map[uint64]int32), free: -1}
+	*db = DB{ID: db.ID, sh: db.sh, free: -1}
 }
 
 // RandomSlot returns a random live slot, or -1 if the DB is empty.
