@@ -17,7 +17,7 @@ run: build
 
 ## test: the whole suite, unit and end-to-end (tests/ builds and starts the real binary)
 test:
-	$(GO) test ./...
+	$(GO) test -count=1 ./...
 
 ## vet: go vet on every package
 vet:

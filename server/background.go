@@ -43,6 +43,7 @@ func (l *Loop) cron() {
 	now := time.Now()
 	l.sh.SetNow(now.UnixMilli())
 	l.nowValid = false
+	l.tickValid = false
 	if l.srv.activeExpire.Load() {
 		hz := l.srv.cfg.Hz()
 		if hz < 1 {

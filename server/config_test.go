@@ -196,7 +196,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"--appendfilename", "a/b"}, fatalText(2, `appendfilename "a/b"`, "appendfilename can't be a path, just a filename")},
 		{[]string{"--enable-debug-command", "maybe"}, fatalText(2, `enable-debug-command "maybe"`, "argument(s) must be one of the following: no, yes, local")},
 		{[]string{"--maxmemory", "1xb"}, fatalText(2, `maxmemory "1xb"`, "argument must be a memory value")},
-		{[]string{"--shards", "-1"}, fatalText(2, `shards "-1"`, "argument must be between 0 and 1024 inclusive")},
+		{[]string{"--shards", "-1"}, fatalText(2, `shards "-1"`, "argument must be between 0 and 64 inclusive")},
 	}
 	for _, tt := range tests {
 		_, err := LoadConfigFrom(tt.args, "", nil)

@@ -121,7 +121,7 @@ func (srv *Server) sumStats() *statTotals {
 			}
 			s := &t.cmds[i]
 			s.calls += c.calls
-			s.usec += c.usec
+			s.nsec += c.nsec
 			s.rejected += c.rejected
 			s.failed += c.failed
 			t.totalCmds += c.calls
@@ -588,10 +588,10 @@ func (w *infoWriter) cmdstat(c *Cmd, t *statTotals) {
 	}
 	perCall := 0.0
 	if s.calls > 0 {
-		perCall = float64(float32(s.usec) / float32(s.calls))
+		perCall = float64(float32(s.nsec/1000) / float32(s.calls))
 	}
 	w.b = fmt.Appendf(w.b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
-		safeInfoString(c.fullName), s.calls, s.usec, perCall, s.rejected, s.failed)
+		safeInfoString(c.fullName), s.calls, s.nsec/1000, perCall, s.rejected, s.failed)
 }
 
 // sortedCommands returns the top-level commands, by name.

@@ -12,7 +12,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,9 +83,11 @@ type Loop struct {
 
 	clients map[int64]*Client
 
-	x        Exec
-	nowMs    int64
-	nowValid bool
+	x         Exec
+	nowMs     int64
+	nowValid  bool
+	tick      int64 // nanotime at the end of the last command of this event
+	tickValid bool
 
 	stats loopStats
 
@@ -116,11 +117,8 @@ func (x *Exec) reset(cl *Client, db, proto int, ms int64) {
 // Run starts the server and blocks until it shuts down.
 func Run(cfg *Config, log *Logger) error {
 	n := cfg.Shards()
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
 	if n > 64 {
-		n = 64
+		n = 64 // a transaction's shard set is a uint64 mask
 	}
 	srv := &Server{
 		cfg:         cfg,
@@ -464,6 +462,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	l := cl.loop
 	l.nowValid = false
+	l.tickValid = false
 	srv.stats.netInput.Add(int64(len(data)))
 	cl.lastInteraction = time.Now()
 	cl.onData(data)

@@ -7,7 +7,7 @@ import (
 
 // cmdStat is INFO commandstats' line for one command, counted per loop.
 type cmdStat struct {
-	calls, usec, rejected, failed int64
+	calls, nsec, rejected, failed int64
 }
 
 // loopStats are one loop's counters: plain integers, written only by the loop
