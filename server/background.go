@@ -44,6 +44,10 @@ func (l *Loop) cron() {
 	l.sh.SetNow(now.UnixMilli())
 	l.nowValid = false
 	l.tickValid = false
+	if l.srv.persist != nil {
+		l.sh.OnExpired = l.p.expHook
+		defer l.endEvent()
+	}
 	if l.srv.activeExpire.Load() {
 		hz := l.srv.cfg.Hz()
 		if hz < 1 {

@@ -44,6 +44,10 @@ type Client struct {
 
 	hop          hop
 	hopOut       bool
+	need         uint64 // log position its pending replies wait for (persist.go)
+	waitingNow   bool   // also waits for its home loop's next submission
+	held         bool   // replies written, waiting for the log
+	inFlush      bool   // on the loop's flush list
 	hopRunnable  gnet.Runnable
 	txRunnable   gnet.Runnable
 	doneRunnable gnet.Runnable

@@ -221,6 +221,11 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if !cl.authenticated && cmd.flags&flagNoAuth == 0 {
 		return "NOAUTH Authentication required."
 	}
+	if cmd.flags&flagWrite != 0 {
+		if msg := cl.srv.logError(); msg != "" {
+			return msg
+		}
+	}
 	return ""
 }
 

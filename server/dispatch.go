@@ -49,6 +49,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/resp"
+	"github.com/redshard/redshard/shard"
 )
 
 // maxRun bounds how many commands one hop or transaction carries, so that a
@@ -70,6 +71,7 @@ type hop struct {
 	tx     bool
 	buf    []byte // copies of inline commands' arguments
 	parked []int  // transaction: loops parked so far, released by the executor
+	need   uint64 // log position the replies wait for (persist.go)
 
 	// CLIENT REPLY OFF/SKIP: drop every reply of the run, or the first one.
 	dropAll, dropFirst bool
@@ -77,14 +79,14 @@ type hop struct {
 
 // onData is called by the home loop with the bytes just read.
 func (cl *Client) onData(data []byte) {
-	if cl.hopOut || len(cl.qbuf) > 0 {
+	if cl.hopOut || cl.held || len(cl.qbuf) > 0 {
 		cl.qbuf = append(cl.qbuf, data...)
 		if int64(len(cl.qbuf)) > cl.srv.cfg.ClientQueryBufferLimit() {
 			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s", cl.infoLine())
 			cl.closeNow()
 			return
 		}
-		if cl.hopOut {
+		if cl.hopOut || cl.held {
 			return
 		}
 		cl.process(true)
@@ -121,7 +123,7 @@ func (cl *Client) process(own bool) {
 			continue
 		}
 		if mask == 0 && (target < 0 || target == loop.id) {
-			loop.runLocal(cl, cmd, argv)
+			loop.runLocal(cl, cmd, argv, target >= 0)
 			pos += n
 			continue
 		}
@@ -174,6 +176,7 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	cl.replyModeForHop(h)
 	h.tx = mask != 0
 	h.mask = mask
+	h.need = 0
 	h.target = target
 	h.buf = h.buf[:0]
 	h.add(cmd, argv, data[pos] != '*')
@@ -304,6 +307,10 @@ func (cl *Client) hopDone(context.Context) error {
 	cl.hopOut = false
 	cl.loop.tickValid = false
 	cl.loop.nowValid = false
+	defer cl.loop.endEvent()
+	if cl.hop.need > cl.need {
+		cl.need = cl.hop.need
+	}
 	h := &cl.hop
 	cl.out = append(cl.out, h.out...)
 	for i := range h.argv {
@@ -333,42 +340,66 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	x := &l.x
 	x.reset(cl, h.db, h.proto, ms)
 	x.Out = h.out
-	if h.tx {
-		for m := h.mask; m != 0; m &= m - 1 {
-			sh := l.srv.shards[bits.TrailingZeros64(m)]
-			sh.SetNow(ms)
-			sh.NoTouch = h.noTch
-		}
-	} else {
-		l.sh.SetNow(ms)
-		l.sh.NoTouch = h.noTch
+	mask := h.mask
+	if !h.tx {
+		mask = 1 << uint(h.target)
 	}
+	var hook func(*shard.DB, []byte)
+	if l.srv.persist != nil {
+		hook = l.p.expHook
+	}
+	for m := mask; m != 0; m &= m - 1 {
+		sh := l.srv.shards[bits.TrailingZeros64(m)]
+		sh.SetNow(ms)
+		sh.NoTouch = h.noTch
+		sh.OnExpired = hook
+	}
+	wrote := false
 	for i, cmd := range h.cmds {
 		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
 		l.call(x, cmd, h.argv[i])
+		wrote = wrote || x.Prop.Dirty > 0
 	}
 	h.out = x.Out
 	x.Out = nil
 	x.cl = nil
-	if h.tx {
-		for m := h.mask; m != 0; m &= m - 1 {
-			l.srv.shards[bits.TrailingZeros64(m)].NoTouch = false
+	for m := mask; m != 0; m &= m - 1 {
+		l.srv.shards[bits.TrailingZeros64(m)].NoTouch = false
+	}
+	if l.srv.persist != nil {
+		// Submit before the replies go home (and, for a transaction, before
+		// the parked loops are released), so log order is execution order.
+		need, _ := l.touched(mask, wrote)
+		if seq := l.submit(); seq > need {
+			need = seq
 		}
-	} else {
-		l.sh.NoTouch = false
+		h.need = need
 	}
 }
 
 // runLocal runs one command on the home loop.
-func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte) {
+func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 	x := &l.x
 	ms := l.batchNow()
 	x.reset(cl, cl.db, cl.proto, ms)
 	x.Out = cl.out
 	start := len(cl.out)
 	l.sh.NoTouch = cl.noTouch
+	if l.srv.persist != nil {
+		l.sh.OnExpired = l.p.expHook
+	}
 	l.call(x, cmd, argv)
 	l.sh.NoTouch = false
+	if l.srv.persist != nil && (keyed || x.Prop.Dirty > 0) {
+		need, now := l.touched(1<<uint(l.id), x.Prop.Dirty > 0)
+		if need > cl.need {
+			cl.need = need
+		}
+		if now && !cl.waitingNow {
+			cl.waitingNow = true
+			l.p.waiters = append(l.p.waiters, cl)
+		}
+	}
 	cl.out = x.Out
 	cl.replyDone(start) // CLIENT REPLY OFF/SKIP
 	x.Out = nil

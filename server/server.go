@@ -56,6 +56,9 @@ type Server struct {
 	stats       serverStats
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
 
+	persist    *persist    // the AOF, nil when appendonly is no
+	logFailing atomic.Bool // the AOF's last write or fsync failed
+
 	stopping     atomic.Bool
 	stopCh       chan struct{} // closed when the loops are about to stop
 	activeExpire atomic.Bool
@@ -90,6 +93,9 @@ type Loop struct {
 	tickValid bool
 
 	stats loopStats
+
+	p         loopPersist
+	heldCount atomic.Int32 // clients whose replies wait for the log
 
 	cronRunnable gnet.Runnable
 	timeoutCheck time.Time
@@ -146,6 +152,9 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.installShardHooks()
+	if err := srv.openLog(); err != nil {
+		return err
+	}
 	var tok [16]byte
 	_, _ = cryptoRand(tok[:])
 	srv.probeToken = fmt.Sprintf("*2\r\n$15\r\n__redshard_probe\r\n$32\r\n%x\r\n", tok)
@@ -196,6 +205,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.stopping.Store(true)
 	close(srv.stopCh)
 	_ = srv.eng.Stop(context.Background())
+	srv.closeLog()
 	srv.log.Warningf("Redis is now ready to exit, bye bye...")
 	return nil
 }
@@ -466,6 +476,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	srv.stats.netInput.Add(int64(len(data)))
 	cl.lastInteraction = time.Now()
 	cl.onData(data)
+	l.endEvent()
 	return gnet.None
 }
 
@@ -473,8 +484,23 @@ func (srv *Server) OnTick() (time.Duration, gnet.Action) {
 	return time.Second, gnet.None
 }
 
-// flush writes the batch's replies, once.
+// flush ends the client's batch: without a log its replies are written at
+// once; with one they are written (or held) when the loop ends the event,
+// after its log submission (persist.go).
 func (cl *Client) flush() {
+	if cl.srv.persist == nil {
+		cl.writeOut()
+		return
+	}
+	if !cl.inFlush {
+		cl.inFlush = true
+		cl.loop.p.flushList = append(cl.loop.p.flushList, cl)
+	}
+}
+
+// writeOut writes the batch's replies, once, and closes the connection if
+// the client asked for it (QUIT, protocol error, CLIENT KILL).
+func (cl *Client) writeOut() {
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		_, _ = cl.c.Write(cl.out)

@@ -48,9 +48,5 @@ func (s *loopStats) countErrorString(msg string) { s.countError([]byte(msg)) }
 // slowlogMaybe is the hook for SLOWLOG (issue: operations); no-op for now.
 func (srv *Server) slowlogMaybe(l *Loop, x *Exec, argv [][]byte, d time.Duration) {}
 
-// propagate is the hook through which writes reach the AOF (issue: AOF);
-// commands record what to log in x.Prop.
-func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {}
-
 // installShardHooks connects the shards' expiry events to the server.
 func (srv *Server) installShardHooks() {}

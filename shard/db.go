@@ -94,6 +94,9 @@ func (db *DB) at(slot int32) *entry {
 	return &db.chunks[slot>>chunkBits][slot&(chunkSize-1)]
 }
 
+// ShardID is the index of the shard that owns this database.
+func (db *DB) ShardID() int { return db.sh.ID }
+
 // Len is the number of keys (DBSIZE), including expired keys not yet reclaimed.
 func (db *DB) Len() int { return db.count }
 
