@@ -28,8 +28,8 @@ package server
 
 import (
 	"context"
-	"math/bits"
 	"fmt"
+	"math/bits"
 	"strings"
 	"sync/atomic"
 	"time"
