@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
@@ -57,6 +58,7 @@ type Server struct {
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
 
 	persist    *persist    // the AOF, nil when appendonly is no
+	rw         rewriteStatus
 	logFailing atomic.Bool // the AOF's last write or fsync failed
 
 	stopping     atomic.Bool
@@ -95,6 +97,9 @@ type Loop struct {
 	stats loopStats
 
 	p         loopPersist
+	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
+	rwJob     *aof.Rewrite
+	rwStep    gnet.Runnable
 	heldCount atomic.Int32 // clients whose replies wait for the log
 
 	cronRunnable gnet.Runnable
@@ -137,6 +142,8 @@ func Run(cfg *Config, log *Logger) error {
 	}
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
+	srv.rw.lastSecs.Store(-1)
+	srv.rw.lastOK.Store(true)
 	srv.buildCommandTable()
 	for i := 0; i < n; i++ {
 		sh := shard.New(i, cfg.Databases())

@@ -49,7 +49,9 @@ type entry struct {
 	typ  uint8
 	enc  uint8
 	live bool
-	_    uint8
+	// rwEpoch is the rewrite epoch at which the key was last serialized
+	// (or created); equal to the shard's while a rewrite runs means done.
+	rwEpoch uint8
 }
 
 const chunkBits = 12
@@ -222,7 +224,7 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	kv := db.sh.Slab.Alloc(len(key) + vlen)
 	copy(db.sh.Slab.Bytes(kv, len(key)), key)
 	e := db.at(slot)
-	*e = entry{kv: kv, klen: uint32(len(key)), typ: typ, xpos: -1, live: true, lru: uint32(db.sh.Now() / 1000)}
+	*e = entry{kv: kv, klen: uint32(len(key)), typ: typ, xpos: -1, live: true, lru: uint32(db.sh.Now() / 1000), rwEpoch: db.sh.rwEpoch}
 	e.next = -1
 	db.index.insert(fingerprint(h), slot)
 	db.memoH, db.memoSlot, db.memoOK = h, slot, true
@@ -254,6 +256,7 @@ func (db *DB) SetStr(key, val []byte, keepTTL bool) int32 {
 
 // replaceStr overwrites a slot's value with a string, in place when it fits.
 func (db *DB) replaceStr(slot int32, val []byte) {
+	db.rwBefore(slot)
 	e := db.at(slot)
 	if e.typ != TypeString {
 		db.sh.freeObj(e.vlen)
@@ -277,6 +280,7 @@ func (db *DB) replaceStr(slot int32, val []byte) {
 // zero-filling growth), and returns the value for the caller to write into.
 // APPEND and SETRANGE use it; the encoding becomes raw as in Redis.
 func (db *DB) ResizeStr(slot int32, n int) []byte {
+	db.rwBefore(slot)
 	e := db.at(slot)
 	old := int(e.klen) + int(e.vlen)
 	need := int(e.klen) + n
@@ -313,6 +317,7 @@ func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj any) int32 {
 
 // SetExpiry sets (ms > 0) or clears (ms == 0) a slot's expiry.
 func (db *DB) SetExpiry(slot int32, ms int64) {
+	db.rwBefore(slot)
 	e := db.at(slot)
 	if ms != 0 && e.xpos < 0 {
 		e.xpos = int32(len(db.expiring))
@@ -337,6 +342,7 @@ func (db *DB) Delete(slot int32) { db.unlink(slot, true) }
 // unlink removes a slot's key; freeObj false hands a non-string value over
 // to its new owner instead of releasing it.
 func (db *DB) unlink(slot int32, freeObj bool) {
+	db.rwBefore(slot)
 	e := db.at(slot)
 	key := db.key(e)
 	h := Hash(key)
@@ -410,6 +416,9 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 
 // Flush removes every key.
 func (db *DB) Flush() {
+	if db.sh.rw != nil {
+		db.sh.RewriteAll() // the image is the state at the cut
+	}
 	for s := int32(0); s < db.nslots; s++ {
 		e := db.at(s)
 		if !e.live {

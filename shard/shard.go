@@ -29,6 +29,9 @@ type Shard struct {
 
 	keysChanged uint64
 
+	rw      *rewriteState // an image in progress (rewrite.go)
+	rwEpoch uint8
+
 	Stats Stats
 
 	// OnExpired is called with a key about to be deleted because its time
@@ -93,6 +96,9 @@ func (s *Shard) freeObj(i uint32) {
 
 // SwapDB swaps two databases of this shard (SWAPDB runs it on every shard).
 func (s *Shard) SwapDB(a, b int) {
+	if s.rw != nil {
+		s.RewriteAll()
+	}
 	s.DBs[a], s.DBs[b] = s.DBs[b], s.DBs[a]
 	s.DBs[a].ID, s.DBs[b].ID = a, b
 	s.keysChanged++
@@ -100,6 +106,9 @@ func (s *Shard) SwapDB(a, b int) {
 
 // FlushAll empties every database and gives the memory back.
 func (s *Shard) FlushAll() {
+	if s.rw != nil {
+		s.RewriteAll()
+	}
 	for i := range s.DBs {
 		s.DBs[i] = newDB(s, i)
 	}

@@ -1,0 +1,116 @@
+package server
+
+// BGREWRITEAOF without fork.
+//
+// The command runs with every loop parked (allShards), which is the cut:
+// the executor submits what it has logged so far, aof.Log.StartRewrite
+// switches later batches to a new incremental file, and every shard starts
+// an image of itself (shard/rewrite.go). Each loop then serializes its own
+// shard in small steps, one step per task it queues to itself, so requests
+// are served in between; a key about to change is serialized first by the
+// shard. When the last shard is done, a goroutine finishes the rewrite (the
+// base is written in the background as it comes, then the manifest is
+// swapped atomically) off the loops.
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/aof"
+)
+
+var persistCommands = []serverCmd{
+	{name: "bgrewriteaof", exec: cmdBgrewriteaof, allShards: true},
+}
+
+// rewriteStepKeys is how many slots a loop serializes between requests.
+const rewriteStepKeys = 2048
+
+type rewriteStatus struct {
+	active    atomic.Bool
+	started   atomic.Int64 // unix ms of the current rewrite's start
+	lastSecs  atomic.Int64 // duration of the last rewrite, -1 before any
+	lastOK    atomic.Bool
+	count     atomic.Int64
+	remaining atomic.Int32 // shards still serializing
+}
+
+func cmdBgrewriteaof(x *Exec, argv [][]byte) {
+	srv := x.srv
+	if srv.persist == nil {
+		x.Err("ERR redshard rewrites the append only file only when appendonly is yes")
+		return
+	}
+	if !srv.rw.active.CompareAndSwap(false, true) {
+		x.Err("ERR Background append only file rewriting already in progress")
+		return
+	}
+	// What this loop logged earlier in the event belongs before the cut.
+	x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
+	x.loop.submit()
+	r, err := srv.persist.log.StartRewrite()
+	if err != nil {
+		srv.rw.active.Store(false)
+		srv.rw.lastOK.Store(false)
+		x.Err("ERR Background append only file rewriting error: " + err.Error())
+		return
+	}
+	srv.rw.started.Store(time.Now().UnixMilli())
+	srv.rw.remaining.Store(int32(len(srv.loops)))
+	for _, l := range srv.loops {
+		l.startRewrite(r)
+	}
+	x.Simple("Background append only file rewriting started")
+}
+
+// startRewrite runs while every loop is parked: it starts the shard's image
+// and queues the loop's first step.
+func (l *Loop) startRewrite(r *aof.Rewrite) {
+	w := r.NewWriter()
+	l.rwWriter = w
+	l.rwJob = r
+	l.sh.StartRewrite(func(db int, argv [][]byte) { w.Append(db, argv) })
+	if l.rwStep == nil {
+		l.rwStep = gnet.RunnableFunc(func(context.Context) error {
+			l.rewriteStep()
+			return nil
+		})
+	}
+	_ = l.el.Execute(context.Background(), l.rwStep)
+}
+
+// rewriteStep serializes a slice of the shard and queues the next one.
+func (l *Loop) rewriteStep() {
+	if l.rwJob == nil {
+		return
+	}
+	// A FLUSHALL or SWAPDB run by a transaction may have finished the
+	// image already (Rewriting is then false).
+	if l.sh.Rewriting() && !l.sh.RewriteStep(rewriteStepKeys) {
+		_ = l.el.Execute(context.Background(), l.rwStep)
+		return
+	}
+	l.rwWriter.Flush()
+	r := l.rwJob
+	l.rwWriter, l.rwJob = nil, nil
+	srv := l.srv
+	if srv.rw.remaining.Add(-1) == 0 {
+		go srv.finishRewrite(r)
+	}
+}
+
+func (srv *Server) finishRewrite(r *aof.Rewrite) {
+	err := r.Finish()
+	secs := (time.Now().UnixMilli() - srv.rw.started.Load()) / 1000
+	srv.rw.lastSecs.Store(secs)
+	srv.rw.count.Add(1)
+	if err != nil {
+		srv.rw.lastOK.Store(false)
+		srv.log.Warningf("Background AOF rewrite failed: %v", err)
+	} else {
+		srv.rw.lastOK.Store(true)
+	}
+	srv.rw.active.Store(false)
+}
