@@ -57,7 +57,7 @@ type Server struct {
 	stats       serverStats
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
 
-	persist    *persist    // the AOF, nil when appendonly is no
+	persist    *persist // the AOF, nil when appendonly is no
 	rw         rewriteStatus
 	logFailing atomic.Bool // the AOF's last write or fsync failed
 
