@@ -47,6 +47,9 @@ func (l *Loop) cron() {
 	if l.srv.persist != nil {
 		l.sh.OnExpired = l.p.expHook
 		defer l.endEvent()
+		if l.id == 0 {
+			l.srv.maybeAutoRewrite()
+		}
 	}
 	if l.srv.activeExpire.Load() {
 		hz := l.srv.cfg.Hz()

@@ -101,6 +101,44 @@ func (l *Loop) rewriteStep() {
 	}
 }
 
+// maybeAutoRewrite starts BGREWRITEAOF when the log has grown by
+// auto-aof-rewrite-percentage over its base and is past
+// auto-aof-rewrite-min-size, as Redis's serverCron does. It runs on loop 0
+// and sends the command through loop 0's internal client, so the rewrite
+// takes every shard exactly as a client's BGREWRITEAOF does.
+func (srv *Server) maybeAutoRewrite() {
+	pct := srv.cfg.AutoAOFRewritePercentage()
+	if pct <= 0 || srv.rw.active.Load() {
+		return
+	}
+	st := srv.persist.log.Stats()
+	base := st.BaseSize
+	if base == 0 {
+		base = 1
+	}
+	if st.CurrentSize < srv.cfg.AutoAOFRewriteMinSize() || (st.CurrentSize-base)*100/base < pct {
+		return
+	}
+	sys := srv.sysClient
+	if sys.hopOut || len(sys.qbuf) > 0 {
+		return
+	}
+	srv.log.Noticef("Starting automatic rewriting of AOF on %d%% growth", (st.CurrentSize-base)*100/base)
+	sys.onData(bgrewriteaofRequest)
+}
+
+var bgrewriteaofRequest = []byte("*1\r\n$12\r\nBGREWRITEAOF\r\n")
+
+// newSysClient makes loop 0's internal client: it has no connection, and
+// its replies are dropped.
+func (srv *Server) newSysClient() *Client {
+	cl := &Client{srv: srv, loop: srv.loops[0], proto: 2, internal: true}
+	cl.setAuthenticated(true)
+	cl.parser.Limits = srv.protoLimits()
+	cl.bindRunnables()
+	return cl
+}
+
 func (srv *Server) finishRewrite(r *aof.Rewrite) {
 	err := r.Finish()
 	secs := (time.Now().UnixMilli() - srv.rw.started.Load()) / 1000

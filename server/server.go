@@ -59,6 +59,7 @@ type Server struct {
 
 	persist    *persist // the AOF, nil when appendonly is no
 	rw         rewriteStatus
+	sysClient  *Client     // loop 0's internal client (automatic rewrites)
 	logFailing atomic.Bool // the AOF's last write or fsync failed
 
 	stopping     atomic.Bool
@@ -159,6 +160,7 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.installShardHooks()
+	srv.sysClient = srv.newSysClient()
 	if err := srv.openLog(); err != nil {
 		return err
 	}
@@ -508,6 +510,10 @@ func (cl *Client) flush() {
 // writeOut writes the batch's replies, once, and closes the connection if
 // the client asked for it (QUIT, protocol error, CLIENT KILL).
 func (cl *Client) writeOut() {
+	if cl.c == nil { // the internal client: nobody reads its replies
+		cl.out = cl.out[:0]
+		return
+	}
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		_, _ = cl.c.Write(cl.out)
