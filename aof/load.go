@@ -74,26 +74,71 @@ func (e *LoadError) Error() string {
 //
 // Load must be called at most once, before the first Submit.
 func (l *Log) Load(apply func(argv [][]byte) error) (LoadStats, error) {
-	var st LoadStats
 	l.mu.Lock()
 	if l.loaded || l.seq > 0 {
 		l.mu.Unlock()
-		return st, errors.New("aof: Load must be called once, before the first Submit")
+		return LoadStats{}, errors.New("aof: Load must be called once, before the first Submit")
 	}
 	l.loaded = true
 	l.mu.Unlock()
+	st, err := l.replay(l.loadFiles, apply, true)
+	if err != nil {
+		return st, err
+	}
+	if err := l.refreshSizes(); err != nil {
+		return st, err
+	}
+	return st, nil
+}
 
+// Reload replays the files of the current manifest again, from the start,
+// as Load does (DEBUG LOADAOF: the server empties its data set and loads it
+// back from the log). It must run while nothing is submitted, after
+// everything submitted before has been written (Written() has reached the
+// last sequence): it refuses otherwise, and while a rewrite is in progress,
+// while the log is in the error state and after Close. It reads the files
+// as they are and never cuts one: a damaged file is a *LoadError.
+func (l *Log) Reload(apply func(argv [][]byte) error) (LoadStats, error) {
+	l.mu.Lock()
+	var err error
+	switch {
+	case l.closing:
+		err = ErrClosed
+	case !l.loaded:
+		err = errors.New("aof: Reload before Load")
+	case l.rw != nil:
+		err = ErrRewriteInProgress
+	case l.writeErr != nil:
+		err = l.writeErr
+	case len(l.queue) > 0 || l.written.Load() < l.seq:
+		err = errors.New("aof: Reload with records not yet written")
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return LoadStats{}, err
+	}
+	l.manifestMu.Lock()
+	files := l.manifest.files()
+	l.manifestMu.Unlock()
+	return l.replay(files, apply, false)
+}
+
+// replay reads files in order into apply (see Load). cut allows cutting a
+// torn tail of the last file (with LoadTruncated); Reload never cuts, the
+// writer owning the file.
+func (l *Log) replay(files []ManifestEntry, apply func(argv [][]byte) error, cut bool) (LoadStats, error) {
+	var st LoadStats
 	start := time.Now()
 	var total int64
-	for _, e := range l.loadFiles {
+	for _, e := range files {
 		fi, err := l.fs.Stat(l.path(e.Name))
 		if err != nil {
 			return st, fmt.Errorf("aof: the append log file %s doesn't exist: %w", e.Name, err)
 		}
 		total += fi.Size()
 	}
-	l.stats.loadTotal.Store(total)
 	l.stats.loadLoaded.Store(0)
+	l.stats.loadTotal.Store(total)
 
 	db := 0
 	fileStart := true
@@ -116,8 +161,8 @@ func (l *Log) Load(apply func(argv [][]byte) error) (LoadStats, error) {
 	}
 	progress := func(n int64) { l.stats.loadLoaded.Add(n) }
 
-	for i, e := range l.loadFiles {
-		last := i == len(l.loadFiles)-1
+	for i, e := range files {
+		last := i == len(files)-1
 		kind := "incr"
 		if e.Type == typeBase {
 			kind = "base"
@@ -140,7 +185,7 @@ func (l *Log) Load(apply func(argv [][]byte) error) (LoadStats, error) {
 			case !last:
 				lerr.NotLast = true
 				return st, lerr
-			case !l.o.LoadTruncated:
+			case !cut || !l.o.LoadTruncated:
 				return st, lerr
 			}
 			l.o.Logf(LogWarning, "!!! Warning: short read while loading the AOF file %s!!!", e.Name)
@@ -161,9 +206,6 @@ func (l *Log) Load(apply func(argv [][]byte) error) (LoadStats, error) {
 		l.o.Logf(LogNotice, "DB loaded from %s file %s: %.3f seconds", kind, e.Name, time.Since(t0).Seconds())
 	}
 	st.Duration = time.Since(start)
-	if err := l.refreshSizes(); err != nil {
-		return st, err
-	}
 	return st, nil
 }
 

@@ -202,11 +202,16 @@ func Open(o Options) (*Log, error) {
 		return nil, err
 	}
 	l.loadFiles = m.files()
+	var loadTotal int64
 	for _, e := range l.loadFiles {
-		if _, err := l.fs.Stat(l.path(e.Name)); err != nil {
+		st, err := l.fs.Stat(l.path(e.Name))
+		if err != nil {
 			return nil, fmt.Errorf("aof: the append log file %s listed in the manifest can't be opened: %w", e.Name, err)
 		}
+		loadTotal += st.Size()
 	}
+	// LoadProgress is meaningful from here on: 0 of what Load will read.
+	l.stats.loadTotal.Store(loadTotal)
 
 	// History files are leftovers of a finished rewrite (Redis deletes them
 	// in the background): drop them.
