@@ -1445,7 +1445,7 @@ func (h *harness) aofGroup() {
 			}
 		}
 		if method[rs] == "" {
-			r.note("redshard reports no fsync counter in INFO persistence (e.g. `aof_fsync_count`) and perf is not in use: its fsync figures are n/a.")
+			r.note("redshard reports no fsync counter in INFO persistence (e.g. `aof_fsyncs`) and perf is not in use: its fsync figures are n/a.")
 		}
 		nFor := func(P int) int {
 			switch {

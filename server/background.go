@@ -47,7 +47,7 @@ func (l *Loop) cron() {
 	if l.srv.persist != nil {
 		l.sh.OnExpired = l.p.expHook
 		defer l.endEvent()
-		if l.id == 0 {
+		if l.id == 0 && !l.srv.load.active.Load() {
 			l.srv.maybeAutoRewrite()
 		}
 	}

@@ -10,8 +10,10 @@ package server
 //     with every loop parked, so they may read every loop's clients and
 //     counters and every shard;
 //   - COMMAND and its subcommands read only the static command table;
-//   - DEBUG OBJECT key runs on the key's shard (debugKeys); the other DEBUG
-//     subcommands have no key and run at home.
+//   - DEBUG OBJECT key runs on the key's shard (debugKeys); DEBUG LOADAOF
+//     and a CONFIG SET of appendonly run with every loop parked
+//     (allShardsIf); the other DEBUG subcommands have no key and run at
+//     home.
 
 import (
 	"fmt"
@@ -52,7 +54,7 @@ var adminCommands = []serverCmd{
 	{name: "client|help", exec: cmdClientHelp, home: true},
 
 	{name: "config|get", exec: cmdConfigGet, home: true},
-	{name: "config|set", exec: cmdConfigSet, home: true},
+	{name: "config|set", exec: cmdConfigSet, home: true, allShardsIf: configSetAllShards},
 	{name: "config|resetstat", exec: cmdConfigResetstat, allShards: true},
 	{name: "config|rewrite", exec: cmdConfigRewrite, home: true},
 	{name: "config|help", exec: cmdConfigHelp, home: true},
@@ -60,7 +62,7 @@ var adminCommands = []serverCmd{
 	{name: "time", exec: cmdTime, home: true},
 	{name: "lastsave", exec: cmdLastsave, home: true},
 	{name: "shutdown", exec: cmdShutdown, home: true},
-	{name: "debug", exec: cmdDebug, keys: debugKeys},
+	{name: "debug", exec: cmdDebug, keys: debugKeys, allShardsIf: debugAllShards},
 }
 
 // CLIENT NO-TOUCH is Redis 7.2's; the 7.0 command metadata lacks it, so its
@@ -1184,6 +1186,12 @@ func cmdConfigSet(x *Exec, argv [][]byte) {
 	pairs := make([][2]string, 0, (len(argv)-2)/2)
 	for i := 2; i+1 < len(argv); i += 2 {
 		pairs = append(pairs, [2]string{string(argv[i]), string(argv[i+1])})
+		// Redis's DENY_LOADING_CONFIG options answer -LOADING while the
+		// data set loads.
+		if x.srv.load.active.Load() && (shard.EqualFold(argv[i], "appendonly") || shard.EqualFold(argv[i], "dir")) {
+			x.Err(loadingError)
+			return
+		}
 	}
 	if err := x.srv.cfg.SetFromClient(pairs, isLocalClient(x.cl)); err != nil {
 		x.Err(err.Error())
@@ -1272,8 +1280,13 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 // DEBUG
 // ---------------------------------------------------------------------------
 
+// debugAllShards routes DEBUG LOADAOF to every shard.
+func debugAllShards(argv [][]byte) bool {
+	return len(argv) == 2 && shard.EqualFold(argv[1], "loadaof")
+}
+
 // debugKeys routes DEBUG OBJECT key to the key's shard; every other DEBUG
-// subcommand has no key and runs at home.
+// subcommand but LOADAOF has no key and runs at home.
 func debugKeys(argv [][]byte, dst []int) []int {
 	if len(argv) == 3 && shard.EqualFold(argv[1], "object") {
 		return append(dst, 2)
@@ -1303,6 +1316,8 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	switch {
 	case len(argv) == 2 && shard.EqualFold(sub, "help"):
 		addHelp(x, argv[0], []string{
+			"LOADAOF",
+			"    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"OBJECT <key>",
 			"    Show low level info about `key` and associated value.",
 			"PROTOCOL <type>",
@@ -1316,7 +1331,13 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
 		})
+	case len(argv) == 2 && shard.EqualFold(sub, "loadaof"):
+		debugLoadAOF(x)
 	case len(argv) == 3 && shard.EqualFold(sub, "object"):
+		if x.srv.load.active.Load() {
+			x.Err(loadingError) // the shards are not loaded yet
+			return
+		}
 		debugObject(x, argv[2])
 	case len(argv) == 3 && shard.EqualFold(sub, "protocol"):
 		debugProtocol(x, argv[2])

@@ -24,6 +24,9 @@ type Cmd struct {
 	shardFn           func(argv [][]byte, n int) int
 	allShards         bool
 	home              bool // runs on the client's home loop (client state)
+	// allShardsIf, when set, says whether this call needs every loop
+	// parked after all (DEBUG LOADAOF, CONFIG SET appendonly).
+	allShardsIf func(argv [][]byte) bool
 
 	run  func(c *shard.Ctx, argv [][]byte)
 	exec func(x *Exec, argv [][]byte)
@@ -57,6 +60,8 @@ type serverCmd struct {
 	// keys returns the argv positions that route the command (DEBUG
 	// OBJECT key); nil: the metadata's key positions.
 	keys func(argv [][]byte, dst []int) []int
+	// allShardsIf: this call needs every loop parked (see Cmd).
+	allShardsIf func(argv [][]byte) bool
 }
 
 func (srv *Server) buildCommandTable() {
@@ -70,7 +75,7 @@ func (srv *Server) buildCommandTable() {
 			// A container with a handler of its own (COMMAND with no
 			// subcommand) whose subcommands were registered first.
 			old.run, old.exec, old.keys = c.run, c.exec, c.keys
-			old.allShards, old.home = c.allShards, c.home
+			old.allShards, old.home, old.allShardsIf = c.allShards, c.home, c.allShardsIf
 			return
 		}
 		c.fullName = full
@@ -134,7 +139,7 @@ func (srv *Server) buildCommandTable() {
 		add(row.Name, &Cmd{run: row.Run, keys: row.Keys, shardFn: row.Shard, allShards: row.Route&shard.AllShards != 0})
 	}
 	for _, row := range serverCommands {
-		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home})
+		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home, allShardsIf: row.allShardsIf})
 	}
 	sort.Slice(srv.cmdList, func(i, j int) bool { return srv.cmdList[i].id < srv.cmdList[j].id })
 }
@@ -226,6 +231,9 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 			return msg
 		}
 	}
+	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
+		return loadingError
+	}
 	return ""
 }
 
@@ -247,9 +255,38 @@ func unknownCommandError(argv [][]byte) string {
 	return fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", name, args.String())
 }
 
+// keyPositions returns the argv positions of a command's keys: from its
+// key finder, or from the metadata's (first, last, step).
+func (cmd *Cmd) keyPositions(argv [][]byte, dst []int) []int {
+	if cmd.keys != nil {
+		return cmd.keys(argv, dst)
+	}
+	if cmd.first <= 0 {
+		return dst
+	}
+	last := cmd.last
+	if last < 0 {
+		last = len(argv) + last
+	}
+	step := cmd.step
+	if step <= 0 {
+		step = 1
+	}
+	for i := cmd.first; i <= last && i < len(argv); i += step {
+		dst = append(dst, i)
+	}
+	return dst
+}
+
 // placement computes where a checked command runs.
 func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
 	n := len(cl.srv.shards)
+	if cmd.allShardsIf != nil && cmd.allShardsIf(argv) {
+		if n == 1 {
+			return 0, 0
+		}
+		return -1, 1<<uint(n) - 1
+	}
 	if cmd.home {
 		return -1, 0
 	}
@@ -265,27 +302,11 @@ func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
 	if n == 1 {
 		return 0, 0
 	}
-	var kbuf [16]int
-	var keys []int
-	if cmd.keys != nil {
-		keys = cmd.keys(argv, kbuf[:0])
-	} else if cmd.first > 0 {
-		last := cmd.last
-		if last < 0 {
-			last = len(argv) + last
-		}
-		step := cmd.step
-		if step <= 0 {
-			step = 1
-		}
-		if cmd.first == last && cmd.first < len(argv) {
-			return shard.ShardOf(argv[cmd.first], n), 0
-		}
-		keys = kbuf[:0]
-		for i := cmd.first; i <= last && i < len(argv); i += step {
-			keys = append(keys, i)
-		}
+	if cmd.keys == nil && cmd.first > 0 && cmd.first == cmd.last && cmd.first < len(argv) {
+		return shard.ShardOf(argv[cmd.first], n), 0 // one key: the common case
 	}
+	var kbuf [16]int
+	keys := cmd.keyPositions(argv, kbuf[:0])
 	if len(keys) == 0 {
 		return -1, 0
 	}

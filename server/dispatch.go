@@ -203,6 +203,11 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	}
 	cl.parser.Reset()
 	cl.hopOut = true
+	// Log what this event ran so far before the run leaves: the remote side
+	// submits its records as soon as it has run (and a transaction taken in
+	// place below parks this loop until then), so this loop's pending
+	// records must get the lower sequence: log order is execution order.
+	cl.loop.submitNow()
 	loops := cl.srv.loops
 	if !h.tx {
 		_ = loops[target].el.Execute(context.Background(), cl.hopRunnable)
@@ -219,6 +224,25 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		}
 	}
 	return pos
+}
+
+// submitNow submits the loop's pending records in the middle of an event
+// and hands their sequence to the clients waiting for it.
+func (l *Loop) submitNow() {
+	if l.srv.persist == nil {
+		return
+	}
+	seq := l.submit()
+	if seq == 0 {
+		return
+	}
+	for _, cl := range l.p.waiters {
+		cl.waitingNow = false
+		if seq > cl.need {
+			cl.need = seq
+		}
+	}
+	l.p.waiters = l.p.waiters[:0]
 }
 
 // add appends a command to the run. Multibulk argv points into the client's
@@ -354,11 +378,19 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 		sh.NoTouch = h.noTch
 		sh.OnExpired = hook
 	}
-	wrote := false
+	persisting := l.srv.persist != nil
+	var need uint64
+	dependsNow := false
 	for i, cmd := range h.cmds {
 		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
 		l.call(x, cmd, h.argv[i])
-		wrote = wrote || x.Prop.Dirty > 0
+		if persisting {
+			n, now := l.track(cmd, h.argv[i], mask, x.Prop.Dirty > 0)
+			if n > need {
+				need = n
+			}
+			dependsNow = dependsNow || now
+		}
 	}
 	h.out = x.Out
 	x.Out = nil
@@ -369,8 +401,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	if l.srv.persist != nil {
 		// Submit before the replies go home (and, for a transaction, before
 		// the parked loops are released), so log order is execution order.
-		need, _ := l.touched(mask, wrote)
-		if seq := l.submit(); seq > need {
+		if seq := l.submit(); dependsNow && seq > need {
 			need = seq
 		}
 		h.need = need
@@ -391,7 +422,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 	l.call(x, cmd, argv)
 	l.sh.NoTouch = false
 	if l.srv.persist != nil && (keyed || x.Prop.Dirty > 0) {
-		need, now := l.touched(1<<uint(l.id), x.Prop.Dirty > 0)
+		need, now := l.track(cmd, argv, 1<<uint(l.id), x.Prop.Dirty > 0)
 		if need > cl.need {
 			cl.need = need
 		}

@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/shard"
 	"golang.org/x/sys/unix"
 )
@@ -392,7 +393,11 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("mem_clients_slaves", 0)
 		w.int("mem_clients_normal", t.clientMem)
 		w.int("mem_cluster_links", 0)
-		w.int("mem_aof_buffer", 0)
+		var aofBuf int64
+		if ps := srv.persist; ps != nil {
+			aofBuf = ps.log.Stats().PendingBytes
+		}
+		w.int("mem_aof_buffer", aofBuf)
 		w.str("mem_allocator", "go")
 		w.int("active_defrag_running", 0)
 		w.int("lazyfree_pending_objects", 0)
@@ -401,44 +406,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 
 	if sel.want("persistence") {
 		w.section("Persistence")
-		w.int("loading", 0)
-		w.int("async_loading", 0)
-		w.int("current_cow_peak", 0)
-		w.int("current_cow_size", 0)
-		w.int("current_cow_size_age", 0)
-		w.float("current_fork_perc", 0)
-		w.int("current_save_keys_processed", 0)
-		w.int("current_save_keys_total", 0)
-		w.int("rdb_changes_since_last_save", t.dirty)
-		w.int("rdb_bgsave_in_progress", 0)
-		w.int("rdb_last_save_time", srv.lastSave.Load())
-		w.str("rdb_last_bgsave_status", "ok")
-		w.int("rdb_last_bgsave_time_sec", -1)
-		w.int("rdb_current_bgsave_time_sec", -1)
-		w.int("rdb_saves", 0)
-		w.int("rdb_last_cow_size", 0)
-		w.int("rdb_last_load_keys_expired", 0)
-		w.int("rdb_last_load_keys_loaded", 0)
-		w.bool("aof_enabled", cfg.AppendOnly())
-		w.int("aof_rewrite_in_progress", 0)
-		w.int("aof_rewrite_scheduled", 0)
-		w.int("aof_last_rewrite_time_sec", -1)
-		w.int("aof_current_rewrite_time_sec", -1)
-		w.str("aof_last_bgrewrite_status", "ok")
-		w.int("aof_rewrites", 0)
-		w.int("aof_rewrites_consecutive_failures", 0)
-		w.str("aof_last_write_status", "ok")
-		w.int("aof_last_cow_size", 0)
-		w.int("module_fork_in_progress", 0)
-		w.int("module_fork_last_cow_size", 0)
-		if cfg.AppendOnly() {
-			w.int("aof_current_size", 0)
-			w.int("aof_base_size", 0)
-			w.int("aof_pending_rewrite", 0)
-			w.int("aof_buffer_length", 0)
-			w.int("aof_pending_bio_fsync", 0)
-			w.int("aof_delayed_fsync", 0)
-		}
+		srv.infoPersistence(w, t, now)
 	}
 
 	if sel.want("stats") {
@@ -574,6 +542,105 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		}
 	}
 	return w.b
+}
+
+// infoPersistence is INFO's persistence section: Redis 7.0's fields, in
+// its order and with its meanings, from the log's counters (aof.Stats), the
+// rewrite's state and the loader's; fork and RDB fields show Redis's idle
+// values (there is no fork and no RDB). After Redis's AOF fields come
+// redshard's own, for the group commit:
+//
+//	aof_fsyncs              fdatasync calls on the AOF that succeeded
+//	aof_groups              groups written (one write(2) each)
+//	aof_batches             batches written (one per loop event that logged)
+//	aof_last_group_batches  batches in the last group
+//	aof_fsync_avg_usec      mean fdatasync time, microseconds
+func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) {
+	loading := srv.load.active.Load()
+	w.bool("loading", loading)
+	w.int("async_loading", 0)
+	w.int("current_cow_peak", 0)
+	w.int("current_cow_size", 0)
+	w.int("current_cow_size_age", 0)
+	w.float("current_fork_perc", 0)
+	w.int("current_save_keys_processed", 0)
+	w.int("current_save_keys_total", 0)
+	w.int("rdb_changes_since_last_save", t.dirty)
+	w.int("rdb_bgsave_in_progress", 0)
+	w.int("rdb_last_save_time", srv.lastSave.Load())
+	w.str("rdb_last_bgsave_status", "ok")
+	w.int("rdb_last_bgsave_time_sec", -1)
+	w.int("rdb_current_bgsave_time_sec", -1)
+	w.int("rdb_saves", 0)
+	w.int("rdb_last_cow_size", 0)
+	w.int("rdb_last_load_keys_expired", 0)
+	w.int("rdb_last_load_keys_loaded", 0)
+
+	ps := srv.persist
+	var st aof.Stats
+	if ps != nil {
+		st = ps.log.Stats()
+	}
+	rewriting := srv.rw.active.Load()
+	curRewrite := int64(-1)
+	if rewriting {
+		curRewrite = (now.UnixMilli() - srv.rw.started.Load()) / 1000
+	}
+	status := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "err"
+	}
+	w.bool("aof_enabled", ps != nil)
+	w.bool("aof_rewrite_in_progress", rewriting)
+	w.int("aof_rewrite_scheduled", 0)
+	w.int("aof_last_rewrite_time_sec", srv.rw.lastSecs.Load())
+	w.int("aof_current_rewrite_time_sec", curRewrite)
+	w.str("aof_last_bgrewrite_status", status(srv.rw.lastOK.Load()))
+	w.int("aof_rewrites", srv.rw.count.Load())
+	w.int("aof_rewrites_consecutive_failures", srv.rw.failures.Load())
+	w.str("aof_last_write_status", status(ps == nil || st.LastWriteStatus == "ok"))
+	w.int("aof_last_cow_size", 0)
+	w.int("module_fork_in_progress", 0)
+	w.int("module_fork_last_cow_size", 0)
+	if ps != nil {
+		w.int("aof_current_size", st.CurrentSize)
+		w.int("aof_base_size", st.BaseSize)
+		w.int("aof_pending_rewrite", 0)
+		w.int("aof_buffer_length", st.PendingBytes)
+		w.int("aof_pending_bio_fsync", 0)
+		w.int("aof_delayed_fsync", 0)
+		w.int("aof_fsyncs", int64(st.Fsyncs))
+		w.int("aof_groups", int64(st.Groups))
+		w.int("aof_batches", int64(st.Batches))
+		w.int("aof_last_group_batches", st.LastGroupBatches)
+		var avg int64
+		if st.Fsyncs > 0 {
+			avg = st.FsyncLatencySum.Microseconds() / int64(st.Fsyncs)
+		}
+		w.int("aof_fsync_avg_usec", avg)
+	}
+	if loading && ps != nil {
+		loaded, total := ps.log.LoadProgress()
+		start := srv.load.start.Load()
+		perc := loadPercent(loaded, total)
+		remaining := total - loaded
+		if total == 0 {
+			remaining = 1
+		}
+		elapsed := now.Unix() - start
+		eta := int64(1) // Redis's figure when nothing is known yet
+		if elapsed > 0 {
+			eta = elapsed * remaining / (loaded + 1)
+		}
+		w.int("loading_start_time", start)
+		w.int("loading_total_bytes", total)
+		w.int("loading_rdb_used_mem", 0)
+		w.int("loading_loaded_bytes", loaded)
+		w.float("loading_loaded_perc", perc)
+		w.int("loading_eta_seconds", eta)
+	}
 }
 
 // cmdstat writes a commandstats line for a command that was called, failed

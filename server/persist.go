@@ -28,6 +28,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -42,7 +43,8 @@ import (
 // persist is the server's side of the log; nil when appendonly is no.
 type persist struct {
 	log     *aof.Log
-	lastSeq []uint64 // per shard: the last submitted batch that wrote it (owned like the shard)
+	lastSeq []uint64      // per shard: the last submitted batch that wrote it (owned like the shard)
+	pend    []pendingKeys // per shard: keys whose last write the log may not hold yet
 }
 
 // loopPersist is a loop's side of the log.
@@ -54,6 +56,7 @@ type loopPersist struct {
 	held      []*Client
 	wake      atomic.Bool
 	wakeRun   gnet.Runnable
+	curKeys   []pendingKey // keys written this event, resolved at submit
 	expHook   func(db *shard.DB, key []byte)
 }
 
@@ -64,8 +67,11 @@ var (
 	wordSELECT = []byte("SELECT")
 )
 
-// openLog opens and loads the AOF before the loops start.
+// openLog opens the AOF (manifest, files, writer) before the listeners
+// start, and sets up the loops' side of it; the data is loaded later, by
+// startLoading, while the server already answers -LOADING.
 func (srv *Server) openLog() error {
+	srv.installPersistHooks()
 	cfg := srv.cfg
 	if !cfg.AppendOnly() {
 		return nil
@@ -83,18 +89,7 @@ func (srv *Server) openLog() error {
 	if err != nil {
 		return err
 	}
-	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards))}
-	start := time.Now()
-	srv.log.Noticef("Loading the append only file...")
-	if err := srv.loadLog(lg); err != nil {
-		return err
-	}
-	keys := 0
-	for _, sh := range srv.shards {
-		k, _ := sh.Keys()
-		keys += k
-	}
-	srv.log.Noticef("DB loaded from append only file: %.3f seconds (%d keys)", time.Since(start).Seconds(), keys)
+	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards)), pend: make([]pendingKeys, len(srv.shards))}
 	for _, l := range srv.loops {
 		l := l
 		l.p.prod = lg.NewProducer()
@@ -105,8 +100,12 @@ func (srv *Server) openLog() error {
 			return nil
 		})
 		l.p.expHook = func(db *shard.DB, key []byte) {
-			l.p.wrote |= 1 << uint(db.ShardID())
+			s := db.ShardID()
+			l.p.wrote |= 1 << uint(s)
 			l.p.prod.Append(db.ID, [][]byte{wordDEL, key})
+			h := shard.Hash(key)
+			l.srv.persist.pend[s].mark(h)
+			l.p.curKeys = append(l.p.curKeys, pendingKey{s, h})
 		}
 	}
 	lg.OnFailed(func(from, to uint64, err error) {
@@ -118,41 +117,200 @@ func (srv *Server) openLog() error {
 			srv.logFailing.Store(false)
 			srv.log.Warningf("AOF write error looks solved, Redis can write again.")
 		}
-		for _, l := range srv.loops {
-			if l.heldCount.Load() > 0 && l.p.wake.CompareAndSwap(false, true) {
-				if l.el.Execute(context.Background(), l.p.wakeRun) != nil {
-					l.p.wake.Store(false)
-				}
-			}
-		}
+		srv.wakeHeld()
 	})
 	return nil
 }
 
-// loadLog replays the log into the shards, on this goroutine, before any
-// loop runs: commands go straight to the shards through the command table.
-func (srv *Server) loadLog(lg *aof.Log) error {
-	for _, sh := range srv.shards {
+// wakeHeld queues a release of the held clients on every loop that has
+// some (from the writer goroutine, or after the log is closed).
+func (srv *Server) wakeHeld() {
+	for _, l := range srv.loops {
+		if l.heldCount.Load() > 0 && l.p.wakeRun != nil && l.p.wake.CompareAndSwap(false, true) {
+			if l.el.Execute(context.Background(), l.p.wakeRun) != nil {
+				l.p.wake.Store(false)
+			}
+		}
+	}
+}
+
+// Loading (Redis's startLoading / loadDataFromDisk, with the listeners up).
+//
+// The listeners start before the log is read. While it is, srv.load.active
+// is set and a command without the "loading" flag is answered
+// "-LOADING Redis is loading the dataset in memory" (Client.check); INFO,
+// CONFIG, CLIENT, HELLO, ... run. The loader is a goroutine of its own and
+// replays the log into shards of its own, which no loop can reach: the
+// loops keep their empty shards meanwhile (so INFO and the cron may touch
+// them as always). When the log is read, the loaded shards replace the
+// empty ones while every loop is parked (parkAll), and the flag is cleared
+// in the same stop: no command ever sees half a data set.
+
+// loadState is the server's loading state.
+type loadState struct {
+	active  atomic.Bool   // the data set is being loaded: -LOADING
+	start   atomic.Int64  // loading_start_time (unix seconds)
+	failed  chan error    // the loader's error, for Run (capacity 1)
+	exited  chan struct{} // closed when the loader goroutine returns
+	aborted atomic.Bool   // the loader stopped because the server is stopping
+}
+
+const loadingError = "LOADING Redis is loading the dataset in memory"
+
+// errLoadAborted stops a load when the server shuts down during it.
+var errLoadAborted = errors.New("loading aborted: the server is shutting down")
+
+// startLoading starts the loader goroutine if there is a log to load. It is
+// called once the loops run and before clients are admitted.
+func (srv *Server) startLoading() {
+	srv.load.failed = make(chan error, 1)
+	srv.load.exited = make(chan struct{})
+	if srv.persist == nil {
+		close(srv.load.exited)
+		return
+	}
+	srv.load.start.Store(time.Now().Unix())
+	srv.load.active.Store(true)
+	go func() {
+		defer close(srv.load.exited)
+		if err := srv.loadAtStart(); err != nil {
+			if errors.Is(err, errLoadAborted) {
+				srv.load.aborted.Store(true)
+				return
+			}
+			srv.load.failed <- err
+		}
+	}()
+}
+
+// waitLoader waits for the loader goroutine to return (it gives up soon
+// once srv.stopping is set).
+func (srv *Server) waitLoader() {
+	if srv.load.exited != nil {
+		<-srv.load.exited
+	}
+}
+
+// loadAtStart is the loader: it replays the log into new shards, then swaps
+// them in with every loop parked.
+func (srv *Server) loadAtStart() error {
+	lg := srv.persist.log
+	fresh := make([]*shard.Shard, len(srv.shards))
+	for i := range fresh {
+		fresh[i] = shard.New(i, srv.cfg.Databases())
+	}
+	start := time.Now()
+	srv.log.Noticef("Loading the append only file...")
+	if _, err := srv.loadLog(fresh, lg.Load, true); err != nil {
+		return err
+	}
+	keys := 0
+	for _, sh := range fresh {
+		k, _ := sh.Keys()
+		keys += k
+	}
+	took := time.Since(start)
+	err := srv.parkAll(func() {
+		for i, sh := range fresh {
+			srv.shards[i] = sh // l.x.Shards shares this array
+			srv.loops[i].sh = sh
+		}
+		// Logged before the first command can run on the data.
+		srv.log.Noticef("DB loaded from append only file: %.3f seconds (%d keys)", took.Seconds(), keys)
+		srv.log.Noticef("Ready to accept connections tcp")
+		srv.load.active.Store(false)
+	})
+	if err != nil {
+		return errLoadAborted // the loops are stopping
+	}
+	return nil
+}
+
+// parkAll runs fn with every loop parked, from a goroutine that is not a
+// loop: the chain of a cross-shard transaction (dispatch.go) over all the
+// loops, in ascending order, the last one running fn. It fails, without
+// running fn, if the loops are stopping.
+func (srv *Server) parkAll(fn func()) error {
+	n := len(srv.loops)
+	done := make(chan error, 1)
+	steps := make([]gnet.Runnable, n)
+	for i := range steps {
+		i := i
+		steps[i] = gnet.RunnableFunc(func(context.Context) error {
+			if i == n-1 {
+				fn()
+				srv.release(seq(n - 1))
+				done <- nil
+				return nil
+			}
+			if err := srv.loops[i+1].el.Execute(context.Background(), steps[i+1]); err != nil {
+				srv.release(seq(i))
+				done <- err
+				return nil
+			}
+			select {
+			case <-srv.loops[i].park:
+			case <-srv.stopCh:
+			}
+			return nil
+		})
+	}
+	if err := srv.loops[0].el.Execute(context.Background(), steps[0]); err != nil {
+		return err
+	}
+	return <-done
+}
+
+// seq returns 0, 1, ..., n-1.
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// loadLog replays the log into shards with load (Log.Load at start,
+// Log.Reload for DEBUG LOADAOF), on the calling goroutine: commands go
+// straight to the shards through the command table, nothing is logged.
+// Nothing else may touch the shards meanwhile. At start (progress set) it
+// logs the progress every few seconds, and gives up if the server stops.
+func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error) (aof.LoadStats, error), progress bool) (aof.LoadStats, error) {
+	for _, sh := range shards {
 		sh.Loading = true
 		sh.SetNow(time.Now().UnixMilli())
 	}
 	defer func() {
-		for _, sh := range srv.shards {
+		for _, sh := range shards {
 			sh.Loading = false
 		}
 	}()
 	x := &Exec{srv: srv}
-	x.Shards = srv.shards
+	x.Shards = shards
 	x.Proto = 2
-	_, err := lg.Load(func(argv [][]byte) error {
+	lg := srv.persist.log
+	var n int64
+	lastLog := time.Now()
+	return load(func(argv [][]byte) error {
 		if len(argv) == 0 {
 			return nil
+		}
+		if n++; n&4095 == 0 && progress {
+			if srv.stopping.Load() {
+				return errLoadAborted
+			}
+			if now := time.Now(); now.Sub(lastLog) >= time.Second {
+				lastLog = now
+				done, total := lg.LoadProgress()
+				srv.log.Noticef("Loading the append only file: %.2f%% (%d of %d bytes, %d commands)",
+					loadPercent(done, total), done, total, n)
+			}
 		}
 		switch strings.ToLower(string(argv[0])) {
 		case "select":
 			if len(argv) == 2 {
 				var db int
-				if _, err := fmt.Sscan(string(argv[1]), &db); err == nil && db >= 0 && db < len(srv.shards[0].DBs) {
+				if _, err := fmt.Sscan(string(argv[1]), &db); err == nil && db >= 0 && db < len(shards[0].DBs) {
 					x.DB = db
 					return nil
 				}
@@ -173,7 +331,13 @@ func (srv *Server) loadLog(lg *aof.Log) error {
 		cmd.run(&x.Ctx, argv)
 		return nil
 	})
-	return err
+}
+
+func loadPercent(done, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return float64(done) / float64(total) * 100
 }
 
 // propagate logs what a command changed (hook from Loop.call).
@@ -198,22 +362,100 @@ func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 }
 
-// touched records, after a command on loop l touched the shards in mask,
-// what the client's replies must wait for. It returns the already-submitted
-// position they need; dependsNow says they also need this loop's next
-// submission (its producer holds writes).
-func (l *Loop) touched(mask uint64, wrote bool) (need uint64, dependsNow bool) {
-	ps := l.srv.persist
-	for m := mask; m != 0; m &= m - 1 {
-		s := bits.TrailingZeros64(m)
-		if ps.lastSeq[s] > need {
-			need = ps.lastSeq[s]
-		}
+// pendingKeys tracks, per shard, the keys written by batches the log may
+// not hold yet: a read of such a key waits for that batch, a read of any
+// other key waits for nothing. It is owned like the shard (its loop, or a
+// transaction's executor). m maps a key's hash to the batch's sequence, or
+// to seqCurrent while the write sits in the running loop's producer; fifo
+// lists the submitted ones in order, so that entries the log has caught up
+// with are dropped in O(1) each.
+type pendingKeys struct {
+	m    map[uint64]uint64
+	fifo []pendingRec
+	head int
+}
+
+type pendingRec struct{ hash, seq uint64 }
+
+type pendingKey struct {
+	shard int
+	hash  uint64
+}
+
+const seqCurrent = ^uint64(0)
+
+func (p *pendingKeys) mark(h uint64) {
+	if p.m == nil {
+		p.m = make(map[uint64]uint64)
 	}
+	p.m[h] = seqCurrent
+}
+
+// trim drops the entries of batches at or below the log's position.
+func (p *pendingKeys) trim(pos uint64) {
+	for p.head < len(p.fifo) && p.fifo[p.head].seq <= pos {
+		r := p.fifo[p.head]
+		if p.m[r.hash] == r.seq {
+			delete(p.m, r.hash)
+		}
+		p.head++
+	}
+	if p.head == len(p.fifo) {
+		p.fifo, p.head = p.fifo[:0], 0
+	} else if p.head > 4096 && p.head*2 > len(p.fifo) {
+		n := copy(p.fifo, p.fifo[p.head:])
+		p.fifo, p.head = p.fifo[:n], 0
+	}
+}
+
+// track records what a command that ran on this loop over the shards in
+// mask means for the log: its writes (marked as pending in this loop's next
+// submission) and what its replies must wait for — need, a submitted
+// batch, and now, this loop's next submission. Server commands reveal no
+// data and wait for nothing; keyless data commands (KEYS, SCAN, DBSIZE, ...)
+// wait for the last write of each shard they read.
+func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uint64, now bool) {
+	ps := l.srv.persist
 	if wrote {
 		l.p.wrote |= mask
+		now = true
 	}
-	return need, l.p.prod.Len() > 0
+	if cmd.run == nil {
+		return need, now
+	}
+	var kbuf [16]int
+	keys := cmd.keyPositions(argv, kbuf[:0])
+	if len(keys) == 0 {
+		for m := mask; m != 0; m &= m - 1 {
+			if s := ps.lastSeq[bits.TrailingZeros64(m)]; s > need {
+				need = s
+			}
+		}
+		return need, now || l.p.prod.Len() > 0
+	}
+	n := len(l.srv.shards)
+	for _, i := range keys {
+		if i >= len(argv) {
+			continue
+		}
+		k := argv[i]
+		s := shard.ShardOf(k, n)
+		h := shard.Hash(k)
+		pk := &ps.pend[s]
+		if wrote {
+			pk.mark(h)
+			l.p.curKeys = append(l.p.curKeys, pendingKey{s, h})
+			continue
+		}
+		if v, ok := pk.m[h]; ok {
+			if v == seqCurrent {
+				now = true
+			} else if v > need {
+				need = v
+			}
+		}
+	}
+	return need, now
 }
 
 // submit hands this loop's pending records to the log and returns the
@@ -228,6 +470,15 @@ func (l *Loop) submit() uint64 {
 		ps.lastSeq[bits.TrailingZeros64(m)] = seq
 	}
 	l.p.wrote = 0
+	for _, k := range l.p.curKeys {
+		pk := &ps.pend[k.shard]
+		if pk.m[k.hash] == seqCurrent {
+			pk.m[k.hash] = seq
+			pk.fifo = append(pk.fifo, pendingRec{k.hash, seq})
+		}
+	}
+	l.p.curKeys = l.p.curKeys[:0]
+	ps.pend[l.id].trim(ps.log.Written())
 	return seq
 }
 
@@ -235,6 +486,9 @@ func (l *Loop) submit() uint64 {
 // that depend on this submission, then write or hold their replies.
 func (l *Loop) endEvent() {
 	if l.srv.persist == nil {
+		if len(l.p.flushList) > 0 || len(l.p.waiters) > 0 {
+			l.dropWaits() // the log was closed during this event
+		}
 		return
 	}
 	seq := l.submit()
@@ -273,8 +527,10 @@ func (cl *Client) deliver() {
 // releaseHeld writes the replies of held clients the log has caught up with
 // and lets them go on with their queued input.
 func (l *Loop) releaseHeld() {
-	ps := l.srv.persist
-	pos := ps.log.Written()
+	pos := ^uint64(0) // the log is closed: everything it had is written
+	if ps := l.srv.persist; ps != nil {
+		pos = ps.log.Written()
+	}
 	kept := l.p.held[:0]
 	var ready []*Client
 	for _, cl := range l.p.held {
@@ -320,4 +576,152 @@ func (srv *Server) closeLog() {
 			srv.log.Noticef("Calling fsync() on the AOF file.")
 		}
 	}
+}
+
+// dropWaits writes the replies of the clients of this event that waited
+// for a log that has been closed since (CONFIG SET appendonly no).
+func (l *Loop) dropWaits() {
+	for _, cl := range l.p.waiters {
+		cl.waitingNow = false
+	}
+	l.p.waiters = l.p.waiters[:0]
+	list := l.p.flushList
+	l.p.flushList = l.p.flushList[:0]
+	for _, cl := range list {
+		cl.inFlush = false
+		cl.writeOut()
+	}
+}
+
+// submitAll submits every loop's pending records. Every loop must be
+// parked (or be the caller's): a loop parked in the middle of an event (the
+// home loop of the client whose transaction parked it) may hold records.
+func (srv *Server) submitAll() uint64 {
+	var last uint64
+	for _, l := range srv.loops {
+		if s := l.submit(); s > last {
+			last = s
+		}
+	}
+	if st := srv.persist.log.Stats(); st.Submitted > last {
+		last = st.Submitted
+	}
+	return last
+}
+
+// waitWritten waits until the log has written every batch up to seq, or
+// fails when the log is in the error state (or after the timeout).
+func (srv *Server) waitWritten(seq uint64, timeout time.Duration) error {
+	lg := srv.persist.log
+	deadline := time.Now().Add(timeout)
+	for d := 20 * time.Microsecond; lg.Written() < seq; {
+		if err := lg.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the AOF has not written everything after %v", timeout)
+		}
+		time.Sleep(d)
+		if d < 5*time.Millisecond {
+			d *= 2
+		}
+	}
+	return nil
+}
+
+// debugLoadAOF is DEBUG LOADAOF (debug.c): write out what is pending, empty
+// the data set and load it back from the log. It runs with every loop
+// parked (the DEBUG row routes LOADAOF to every shard).
+func debugLoadAOF(x *Exec) {
+	srv := x.srv
+	switch {
+	case srv.load.active.Load():
+		x.Err(loadingError)
+		return
+	case srv.persist == nil:
+		// Redis 7.0 empties the data set and loads whatever AOF the
+		// folder holds, and exits if there is none; redshard reads no AOF
+		// while appendonly is no.
+		x.Err("ERR DEBUG LOADAOF needs appendonly yes: redshard reads no AOF while the AOF is off")
+		return
+	case srv.rw.active.Load():
+		x.Err("ERR Background append only file rewriting in progress: DEBUG LOADAOF can't reload the AOF now")
+		return
+	}
+	lg := srv.persist.log
+	if err := srv.waitWritten(srv.submitAll(), 30*time.Second); err != nil {
+		x.Err("ERR DEBUG LOADAOF: " + aof.Reason(err))
+		return
+	}
+	if err := lg.Err(); err != nil {
+		x.Err("ERR DEBUG LOADAOF: " + aof.Reason(err))
+		return
+	}
+	for _, sh := range srv.shards {
+		sh.FlushAll()
+	}
+	if _, err := srv.loadLog(srv.shards, lg.Reload, false); err != nil {
+		// Redis exits here; the files are untouched, so a restart loads
+		// them, but the data set in memory is incomplete.
+		srv.log.Warningf("DEBUG LOADAOF failed, the data set in memory is incomplete: %v", err)
+		x.Err("ERR DEBUG LOADAOF failed, the data set in memory is incomplete: " + err.Error())
+		return
+	}
+	srv.log.Warningf("Append Only File loaded by DEBUG LOADAOF")
+	x.OK()
+}
+
+// installPersistHooks connects CONFIG SET appendonly and appendfsync to the
+// log. Both hooks run on the CONFIG SET caller's loop; a CONFIG SET that
+// names appendonly runs with every loop parked (configSetAllShards).
+func (srv *Server) installPersistHooks() {
+	cfg := srv.cfg
+	cfg.OnApply("appendfsync", func() error {
+		if ps := srv.persist; ps != nil {
+			return ps.log.SetFsync(cfg.AppendFsync())
+		}
+		return nil
+	})
+	cfg.OnApply("appendonly", func() error {
+		if cfg.AppendOnly() && srv.persist == nil {
+			return errors.New("turning the AOF on at run time is not supported yet (the new AOF must start from a rewrite of the data set in memory): restart the server with appendonly yes")
+		}
+		return nil
+	})
+	cfg.OnChange("appendonly", func() {
+		if !cfg.AppendOnly() && srv.persist != nil {
+			srv.stopAppendOnly()
+		}
+	})
+}
+
+// configSetAllShards reports whether a CONFIG SET must run with every loop
+// parked: turning the AOF off closes the log under the loops.
+func configSetAllShards(argv [][]byte) bool {
+	for i := 2; i < len(argv); i += 2 {
+		if shard.EqualFold(argv[i], "appendonly") {
+			return true
+		}
+	}
+	return false
+}
+
+// stopAppendOnly is CONFIG SET appendonly no (Redis's stopAppendOnly): the
+// log writes what it has, fsyncs and closes; from then on nothing is logged
+// and no reply waits. Every loop is parked.
+func (srv *Server) stopAppendOnly() {
+	ps := srv.persist
+	srv.submitAll()
+	if err := ps.log.Close(); err != nil {
+		srv.log.Warningf("Fail to fsync the AOF file: %v", err)
+	}
+	srv.persist = nil
+	srv.logFailing.Store(false)
+	for _, sh := range srv.shards {
+		sh.OnExpired = nil
+	}
+	// Replies held for the log go out now: everything it was given is in
+	// the file (or, if the disk failed, the AOF is off anyway).
+	srv.wakeHeld()
+	srv.log.Noticef("AOF turned off by CONFIG SET appendonly no")
 }

@@ -33,6 +33,7 @@ type rewriteStatus struct {
 	started   atomic.Int64 // unix ms of the current rewrite's start
 	lastSecs  atomic.Int64 // duration of the last rewrite, -1 before any
 	lastOK    atomic.Bool
+	failures  atomic.Int64 // consecutive failed rewrites (aof_rewrites_consecutive_failures)
 	count     atomic.Int64
 	remaining atomic.Int32 // shards still serializing
 }
@@ -54,6 +55,7 @@ func cmdBgrewriteaof(x *Exec, argv [][]byte) {
 	if err != nil {
 		srv.rw.active.Store(false)
 		srv.rw.lastOK.Store(false)
+		srv.rw.failures.Add(1)
 		x.Err("ERR Background append only file rewriting error: " + err.Error())
 		return
 	}
@@ -146,9 +148,11 @@ func (srv *Server) finishRewrite(r *aof.Rewrite) {
 	srv.rw.count.Add(1)
 	if err != nil {
 		srv.rw.lastOK.Store(false)
+		srv.rw.failures.Add(1)
 		srv.log.Warningf("Background AOF rewrite failed: %v", err)
 	} else {
 		srv.rw.lastOK.Store(true)
+		srv.rw.failures.Store(0)
 	}
 	srv.rw.active.Store(false)
 }

@@ -61,6 +61,7 @@ type Server struct {
 	rw         rewriteStatus
 	sysClient  *Client     // loop 0's internal client (automatic rewrites)
 	logFailing atomic.Bool // the AOF's last write or fsync failed
+	load       loadState   // loading the AOF at start (persist.go)
 
 	stopping     atomic.Bool
 	stopCh       chan struct{} // closed when the loops are about to stop
@@ -160,6 +161,10 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.installShardHooks()
+	// Signals are caught from here on: a SIGTERM while the AOF opens or
+	// loads is a shutdown like any other.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
 	srv.sysClient = srv.newSysClient()
 	if err := srv.openLog(); err != nil {
 		return err
@@ -193,14 +198,24 @@ func Run(cfg *Config, log *Logger) error {
 	if err := srv.discoverLoops(errc); err != nil {
 		return err
 	}
+	// The listeners are up: clients connect while the AOF loads, and get
+	// -LOADING until it is loaded (persist.go).
+	srv.startLoading()
 	srv.ready.Store(true)
-	srv.log.Noticef("Ready to accept connections tcp")
+	if srv.persist == nil {
+		srv.log.Noticef("Ready to accept connections tcp")
+	}
 	srv.startBackground()
 
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case err := <-errc:
+		return err
+	case err := <-srv.load.failed:
+		// Redis exits when the AOF can't be loaded; the files stay as
+		// they are for redshard-check-aof.
+		srv.stopping.Store(true)
+		close(srv.stopCh)
+		_ = srv.eng.Stop(context.Background())
 		return err
 	case sig := <-sigc:
 		name := "SIGTERM"
@@ -212,6 +227,7 @@ func Run(cfg *Config, log *Logger) error {
 	case <-srv.shutdownErr:
 	}
 	srv.stopping.Store(true)
+	srv.waitLoader() // it gives up at once, or finishes its swap
 	close(srv.stopCh)
 	_ = srv.eng.Stop(context.Background())
 	srv.closeLog()
