@@ -25,8 +25,9 @@ import (
 	"github.com/redshard/redshard/shard"
 )
 
-// serverBin is the redshard-server binary built once by TestMain.
-var serverBin string
+// serverBin is the redshard-server binary built once by TestMain, and
+// checkAOFBin the redshard-check-aof binary built beside it.
+var serverBin, checkAOFBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -48,6 +49,13 @@ func runMain(m *testing.M) int {
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "tests: building redshard-server:", err)
+		return 1
+	}
+	checkAOFBin = filepath.Join(dir, "redshard-check-aof")
+	build = exec.Command(goBin, "build", "-o", checkAOFBin, "github.com/redshard/redshard/cmd/redshard-check-aof")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "tests: building redshard-check-aof:", err)
 		return 1
 	}
 	return m.Run()
@@ -102,9 +110,17 @@ func freePort(t testing.TB) int {
 // test ends; if the test failed, the server's log is reported.
 func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
+	return startServerIn(t, "", args...)
+}
+
+// startServerIn is startServer on the data directory dir ("" for a new
+// private one), so that a test can restart a server on the files an
+// earlier one left.
+func startServerIn(t testing.TB, dir string, args ...string) *server {
+	t.Helper()
 	var last *server
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := tryStart(t, args)
+		s, err := tryStart(t, dir, args)
 		if err == nil {
 			return s
 		}
@@ -118,8 +134,10 @@ func startServer(t testing.TB, args ...string) *server {
 	return nil
 }
 
-func tryStart(t testing.TB, extra []string) (*server, error) {
-	dir := t.TempDir()
+func tryStart(t testing.TB, dir string, extra []string) (*server, error) {
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	port := freePort(t)
 	var args []string
 	if len(extra) > 0 && strings.HasPrefix(extra[0], confPrefix) {
@@ -194,6 +212,29 @@ func (s *server) kill() {
 		_ = s.cmd.Process.Signal(syscall.SIGKILL)
 	}
 	<-s.done
+}
+
+// kill9 kills the server with SIGKILL (a crash), waits for it to exit, and
+// leaves nothing for stop to do.
+func (s *server) kill9() {
+	s.stopped = true
+	s.kill()
+}
+
+// exited waits up to d for the process to exit on its own (SHUTDOWN) and
+// returns its exit status; it fails the test and kills the process if it
+// does not exit. stop has nothing left to do afterwards.
+func (s *server) exited(d time.Duration) error {
+	s.t.Helper()
+	s.stopped = true
+	select {
+	case <-s.done:
+		return s.err
+	case <-time.After(d):
+		s.t.Errorf("redshard-server still running %v after it was asked to exit", d)
+		s.kill()
+		return s.err
+	}
 }
 
 // stop sends SIGTERM to the server's PID and waits for it to exit (SIGKILL
