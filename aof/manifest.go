@@ -3,6 +3,7 @@ package aof
 import (
 	"bytes"
 	"fmt"
+	"github.com/redshard/redshard/resp"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -272,110 +273,8 @@ func writeManifest(fsys FS, dir, filename string, m *Manifest) error {
 	return nil
 }
 
-// splitArgs splits a line as Redis's sdssplitargs: tokens separated by
-// white space; "double quotes" with \xHH, \n, \r, \t, \b, \a and \<c>
-// escapes; 'single quotes' with \' only. A closing quote must be followed by
-// white space or the end of the line. ok is false for unbalanced quotes.
-func splitArgs(line string) (args []string, ok bool) {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f' }
-	i := 0
-	for {
-		for i < len(line) && isSpace(line[i]) {
-			i++
-		}
-		if i == len(line) {
-			return args, true
-		}
-		var cur []byte
-		inq, insq := false, false
-		for done := false; !done; {
-			if inq {
-				if i == len(line) {
-					return nil, false
-				}
-				c := line[i]
-				switch {
-				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					cur = append(cur, hexVal(line[i+2])<<4|hexVal(line[i+3]))
-					i += 3
-				case c == '\\' && i+1 < len(line):
-					i++
-					switch line[i] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[i])
-					}
-				case c == '"':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			} else if insq {
-				if i == len(line) {
-					return nil, false
-				}
-				c := line[i]
-				switch {
-				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if i+1 < len(line) && !isSpace(line[i+1]) {
-						return nil, false
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			} else {
-				if i == len(line) {
-					break
-				}
-				switch c := line[i]; {
-				case isSpace(c):
-					done = true
-				case c == '"':
-					inq = true
-				case c == '\'':
-					insq = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			if i < len(line) {
-				i++
-			}
-		}
-		args = append(args, string(cur))
-	}
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func hexVal(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
-}
+// splitArgs splits a manifest line as Redis's sdssplitargs.
+func splitArgs(line string) ([]string, bool) { return resp.SplitArgs(line) }
 
 // appendRepr appends s as Redis's manifest writer does: verbatim if it needs
 // no quoting (sdsneedsrepr), else as sdscatrepr's quoted form.

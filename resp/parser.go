@@ -386,6 +386,24 @@ func hexVal(c byte) byte {
 	}
 }
 
+// SplitArgs splits a line as Redis's sdssplitargs does (config files, AOF
+// manifests, inline requests): tokens separated by spaces, "double quoted"
+// with \n \r \t \b \a \\ \" \xHH escapes, or 'single quoted' with \'; a
+// closing quote must be followed by a space or the end. ok is false for
+// unbalanced quotes.
+func SplitArgs(line string) (args []string, ok bool) {
+	var p Parser
+	argv, ok := p.splitArgs([]byte(line), nil)
+	if !ok {
+		return nil, false
+	}
+	args = make([]string, len(argv))
+	for i, a := range argv {
+		args[i] = string(a)
+	}
+	return args, true
+}
+
 // splitArgs splits an inline request like Redis's sdssplitargs. line holds
 // no NUL byte (findLine guarantees it). Tokens without quotes are returned
 // as sub-slices of line; quoted ones are decoded into p.scratch.

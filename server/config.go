@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/redshard/redshard/resp"
 	"io"
 	"math"
 	"net"
@@ -1923,110 +1924,9 @@ func cfgIsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-func cfgIsHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func cfgHexVal(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
-}
-
-// cfgSplitArgs is Redis's sdssplitargs: it splits a config line into
-// arguments, handling "double quotes" (with \n \r \t \b \a \xHH escapes)
-// and 'single quotes'. ok is false on unbalanced quotes or a closing quote
-// not followed by a space.
-func cfgSplitArgs(line string) (args []string, ok bool) {
-	n := len(line)
-	at := func(k int) byte {
-		if k < n {
-			return line[k]
-		}
-		return 0
-	}
-	args = []string{}
-	i := 0
-	for {
-		for i < n && cfgIsSpace(line[i]) {
-			i++
-		}
-		if i >= n || line[i] == 0 {
-			return args, true
-		}
-		inq, insq, done := false, false, false
-		cur := []byte{}
-		for !done {
-			ch := at(i)
-			switch {
-			case inq:
-				if ch == '\\' && at(i+1) == 'x' && cfgIsHex(at(i+2)) && cfgIsHex(at(i+3)) {
-					cur = append(cur, cfgHexVal(at(i+2))*16+cfgHexVal(at(i+3)))
-					i += 3
-				} else if ch == '\\' && at(i+1) != 0 {
-					i++
-					c := at(i)
-					switch c {
-					case 'n':
-						c = '\n'
-					case 'r':
-						c = '\r'
-					case 't':
-						c = '\t'
-					case 'b':
-						c = '\b'
-					case 'a':
-						c = '\a'
-					}
-					cur = append(cur, c)
-				} else if ch == '"' {
-					if at(i+1) != 0 && !cfgIsSpace(at(i+1)) {
-						return nil, false
-					}
-					done = true
-				} else if ch == 0 {
-					return nil, false
-				} else {
-					cur = append(cur, ch)
-				}
-			case insq:
-				if ch == '\\' && at(i+1) == '\'' {
-					i++
-					cur = append(cur, '\'')
-				} else if ch == '\'' {
-					if at(i+1) != 0 && !cfgIsSpace(at(i+1)) {
-						return nil, false
-					}
-					done = true
-				} else if ch == 0 {
-					return nil, false
-				} else {
-					cur = append(cur, ch)
-				}
-			default:
-				switch ch {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					cur = append(cur, ch)
-				}
-			}
-			if at(i) != 0 {
-				i++
-			}
-		}
-		args = append(args, string(cur))
-	}
-}
+// cfgSplitArgs is Redis's sdssplitargs (resp.SplitArgs), as config lines
+// are split.
+func cfgSplitArgs(line string) ([]string, bool) { return resp.SplitArgs(line) }
 
 // cfgRepr is Redis's sdscatrepr: a double quoted, escaped representation
 // that cfgSplitArgs parses back.
