@@ -207,7 +207,7 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	// submits its records as soon as it has run (and a transaction taken in
 	// place below parks this loop until then), so this loop's pending
 	// records must get the lower sequence: log order is execution order.
-	cl.loop.submitNow()
+	cl.loop.submit()
 	loops := cl.srv.loops
 	if !h.tx {
 		_ = loops[target].el.Execute(context.Background(), cl.hopRunnable)
@@ -224,25 +224,6 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		}
 	}
 	return pos
-}
-
-// submitNow submits the loop's pending records in the middle of an event
-// and hands their sequence to the clients waiting for it.
-func (l *Loop) submitNow() {
-	if l.srv.persist == nil {
-		return
-	}
-	seq := l.submit()
-	if seq == 0 {
-		return
-	}
-	for _, cl := range l.p.waiters {
-		cl.waitingNow = false
-		if seq > cl.need {
-			cl.need = seq
-		}
-	}
-	l.p.waiters = l.p.waiters[:0]
 }
 
 // add appends a command to the run. Multibulk argv points into the client's
@@ -289,6 +270,8 @@ func (cl *Client) runTx(context.Context) error {
 		me = bits.TrailingZeros64(rest)
 	}
 	if me != h.target {
+		// What this loop logged must precede what the executor will log.
+		srv.loops[me].submit()
 		h.parked = append(h.parked, me)
 		rest := h.mask &^ (1<<(uint(me)+1) - 1)
 		next := bits.TrailingZeros64(rest)

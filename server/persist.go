@@ -56,6 +56,8 @@ type loopPersist struct {
 	held      []*Client
 	wake      atomic.Bool
 	wakeRun   gnet.Runnable
+	endRun    gnet.Runnable // endEvent, queued once per poll round (deferEnd)
+	endQueued bool
 	curKeys   []pendingKey // keys written this event, resolved at submit
 	expHook   func(db *shard.DB, key []byte)
 }
@@ -237,6 +239,7 @@ func (srv *Server) parkAll(fn func()) error {
 	for i := range steps {
 		i := i
 		steps[i] = gnet.RunnableFunc(func(context.Context) error {
+			srv.loops[i].submit() // what it logged goes before anything fn does
 			if i == n-1 {
 				fn()
 				srv.release(seq(n - 1))
@@ -479,7 +482,46 @@ func (l *Loop) submit() uint64 {
 	}
 	l.p.curKeys = l.p.curKeys[:0]
 	ps.pend[l.id].trim(ps.log.Written())
+	// Whoever waits for this loop's next submission waits for this one:
+	// resolve it here, whichever caller submitted (end of a poll round, a
+	// hop leaving, a parking loop, BGREWRITEAOF at its cut).
+	for _, cl := range l.p.waiters {
+		cl.waitingNow = false
+		if seq > cl.need {
+			cl.need = seq
+		}
+	}
+	l.p.waiters = l.p.waiters[:0]
 	return seq
+}
+
+// deferEnd ends the events of this poll round together: the first read of
+// a round queues one task to the loop itself, which runs after the round's
+// other reads (gnet runs tasks after the I/O events of an epoll_wait), so
+// the round's writes reach the log as one batch and one fsync covers all
+// the clients served in it, as Redis's beforeSleep does. Until then the
+// producer holds records; anything that lets another loop near this shard
+// (a hop leaving, a transaction parking this loop) submits them first.
+func (l *Loop) deferEnd() {
+	if l.srv.persist == nil {
+		l.endEvent()
+		return
+	}
+	if l.p.endQueued {
+		return
+	}
+	if l.p.endRun == nil {
+		l.p.endRun = gnet.RunnableFunc(func(context.Context) error {
+			l.p.endQueued = false
+			l.endEvent()
+			return nil
+		})
+	}
+	if l.el.Execute(context.Background(), l.p.endRun) != nil {
+		l.endEvent()
+		return
+	}
+	l.p.endQueued = true
 }
 
 // endEvent closes an event on the home side: submit, resolve the clients
@@ -491,14 +533,7 @@ func (l *Loop) endEvent() {
 		}
 		return
 	}
-	seq := l.submit()
-	for _, cl := range l.p.waiters {
-		cl.waitingNow = false
-		if seq > cl.need {
-			cl.need = seq
-		}
-	}
-	l.p.waiters = l.p.waiters[:0]
+	l.submit()
 	list := l.p.flushList
 	l.p.flushList = l.p.flushList[:0]
 	for _, cl := range list {

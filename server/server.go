@@ -501,7 +501,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	srv.stats.netInput.Add(int64(len(data)))
 	cl.lastInteraction = time.Now()
 	cl.onData(data)
-	l.endEvent()
+	l.deferEnd()
 	return gnet.None
 }
 
