@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -34,6 +36,22 @@ func (srv *Server) startBackground() {
 				}
 			}
 		}
+	}()
+}
+
+// releaseMemory returns the memory of flushed keys to the OS: a collection
+// and a scavenge, off the loops, at most one at a time (FLUSHALL on every
+// shard calls it once per shard). Without it the Go heap keeps the freed
+// slabs until the next collection, which an idle server never starts.
+func (srv *Server) releaseMemory() {
+	if !srv.freeing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond) // let every shard's flush land
+		runtime.GC()
+		debug.FreeOSMemory()
+		srv.freeing.Store(false)
 	}()
 }
 

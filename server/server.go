@@ -64,6 +64,7 @@ type Server struct {
 	load       loadState   // loading the AOF at start (persist.go)
 
 	stopping     atomic.Bool
+	freeing      atomic.Bool   // a release of flushed memory is under way
 	stopCh       chan struct{} // closed when the loops are about to stop
 	activeExpire atomic.Bool
 
@@ -161,6 +162,7 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.installShardHooks()
+	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
 	sigc := make(chan os.Signal, 1)

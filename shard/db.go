@@ -434,6 +434,7 @@ func (db *DB) Flush() {
 	db.count = 0
 	db.sh.keysChanged++
 	*db = DB{ID: db.ID, sh: db.sh, free: -1}
+	flushed()
 }
 
 // RandomSlot returns a random live slot, or -1 if the DB is empty.

@@ -40,6 +40,17 @@ type Shard struct {
 	OnExpired func(db *DB, key []byte)
 }
 
+// OnFlush, when set (by the server, before the loops run), is called after
+// a database or the whole shard was emptied: the memory just dropped is
+// garbage the Go runtime will only return to the OS after a collection.
+var OnFlush func()
+
+func flushed() {
+	if OnFlush != nil {
+		OnFlush()
+	}
+}
+
 // Stats are the shard's counters; the server sums them for INFO while the
 // shards are parked, so they are plain integers.
 type Stats struct {
@@ -115,6 +126,7 @@ func (s *Shard) FlushAll() {
 	s.objs, s.objFree = nil, nil
 	s.Slab.Reset()
 	s.keysChanged++
+	flushed()
 }
 
 // Keys counts the keys of all databases.
