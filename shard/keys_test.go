@@ -30,16 +30,8 @@ func ksCtx(nshards int) *Ctx {
 		shards[i] = New(i, 16)
 	}
 	c := &Ctx{Shards: shards, Proto: 2}
-	ksSetNow(c, ksNow)
+	setNow(c, ksNow)
 	return c
-}
-
-// ksSetNow moves the command time and every shard's clock.
-func ksSetNow(c *Ctx, ms int64) {
-	c.NowMs = ms
-	for _, s := range c.Shards {
-		s.SetNow(ms)
-	}
 }
 
 var ksCmdTable = func() map[string]Command {
@@ -78,7 +70,7 @@ func ksDo(t testing.TB, c *Ctx, args ...string) string {
 	case "get":
 		db := c.DBOf(argv[1])
 		if slot := db.Read(argv[1]); slot >= 0 {
-			return ksBulk(string(db.Str(slot)))
+			return bulk(string(db.Str(slot)))
 		}
 		return ksNullFor(c)
 	case "append":
@@ -89,10 +81,10 @@ func ksDo(t testing.TB, c *Ctx, args ...string) string {
 		}
 		old := len(db.Str(slot))
 		copy(db.ResizeStr(slot, old+len(argv[2]))[old:], argv[2])
-		return ksInt(int64(old + len(argv[2])))
+		return num(int64(old + len(argv[2])))
 	case "rpush":
 		c.DBOf(argv[1]).SetObj(argv[1], TypeList, EncQuicklist, &ksList{items: args[2:]})
-		return ksInt(int64(len(args) - 2))
+		return num(int64(len(args) - 2))
 	case "select":
 		c.DB, _ = strconv.Atoi(args[1])
 		return "+OK\r\n"
@@ -139,8 +131,6 @@ type ksScript struct {
 	steps []ksStep
 }
 
-func ksInt(n int64) string   { return ":" + strconv.FormatInt(n, 10) + "\r\n" }
-func ksBulk(s string) string { return "$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n" }
 func ksErr(msg string) string {
 	return "-" + msg + "\r\n"
 }
@@ -179,7 +169,7 @@ var ksScripts = []ksScript{
 		{cmd: "exists a a nokey", want: ":2\r\n"},
 		{argv: []string{"set", "", ""}, want: ksOK},
 		{argv: []string{"exists", ""}, want: ksOne},
-		{argv: []string{"get", ""}, want: ksBulk("")},
+		{argv: []string{"get", ""}, want: bulk("")},
 	}},
 	{"TOUCH counts existing keys", []ksStep{
 		{cmd: "set a 1", want: ksOK},
@@ -197,12 +187,12 @@ var ksScripts = []ksScript{
 		{cmd: "set mykey hello", want: ksOK},
 		{cmd: "rename mykey mykey1", want: ksOK},
 		{cmd: "rename mykey1 mykey2", want: ksOK},
-		{cmd: "get mykey2", want: ksBulk("hello")},
+		{cmd: "get mykey2", want: bulk("hello")},
 		{cmd: "exists mykey mykey1", want: ksZero},
 		{cmd: "set mykey a", want: ksOK},
 		{cmd: "set mykey2 b", want: ksOK},
 		{cmd: "rename mykey2 mykey", want: ksOK},
-		{cmd: "get mykey", want: ksBulk("b")},
+		{cmd: "get mykey", want: bulk("b")},
 		{cmd: "exists mykey2", want: ksZero},
 		{cmd: "rpush l a", want: ksOne},
 		{cmd: "rename l l2", want: ksOK},
@@ -212,12 +202,12 @@ var ksScripts = []ksScript{
 	{"RENAMENX refuses an existing target", []ksStep{
 		{cmd: "set mykey foobar", want: ksOK},
 		{cmd: "renamenx mykey mykey2", want: ksOne},
-		{cmd: "get mykey2", want: ksBulk("foobar")},
+		{cmd: "get mykey2", want: bulk("foobar")},
 		{cmd: "exists mykey", want: ksZero},
 		{cmd: "set mykey foo", want: ksOK},
 		{cmd: "renamenx mykey mykey2", want: ksZero},
-		{cmd: "get mykey2", want: ksBulk("foobar")},
-		{cmd: "get mykey", want: ksBulk("foo")},
+		{cmd: "get mykey2", want: bulk("foobar")},
+		{cmd: "get mykey", want: bulk("foo")},
 	}},
 	{"RENAME errors on a missing source, even onto itself", []ksStep{
 		{cmd: "rename nokey foobar", want: ksNoKey},
@@ -227,7 +217,7 @@ var ksScripts = []ksScript{
 		{cmd: "set mykey foo", want: ksOK},
 		{cmd: "rename mykey mykey", want: ksOK},
 		{cmd: "renamenx mykey mykey", want: ksZero},
-		{cmd: "get mykey", want: ksBulk("foo")},
+		{cmd: "get mykey", want: bulk("foo")},
 	}},
 	{"RENAME moves the TTL and drops the target's", []ksStep{
 		{cmd: "set a x", want: ksOK},
@@ -242,15 +232,15 @@ var ksScripts = []ksScript{
 	{"COPY duplicates a string, REPLACE overwrites", []ksStep{
 		{cmd: "set mykey foobar", want: ksOK},
 		{cmd: "copy mykey mynewkey", want: ksOne},
-		{cmd: "get mynewkey", want: ksBulk("foobar")},
+		{cmd: "get mynewkey", want: bulk("foobar")},
 		{cmd: "copy mykey mynewkey", want: ksZero},
 		{cmd: "set mynewkey other", want: ksOK},
 		{cmd: "copy mykey mynewkey", want: ksZero},
-		{cmd: "get mynewkey", want: ksBulk("other")},
+		{cmd: "get mynewkey", want: bulk("other")},
 		{cmd: "copy mykey mynewkey REPLACE", want: ksOne},
-		{cmd: "get mynewkey", want: ksBulk("foobar")},
+		{cmd: "get mynewkey", want: bulk("foobar")},
 		{cmd: "copy nokey mynewkey replace", want: ksZero},
-		{cmd: "get mykey", want: ksBulk("foobar")},
+		{cmd: "get mykey", want: bulk("foobar")},
 	}},
 	{"COPY DB copies into another database", []ksStep{
 		{cmd: "set mykey foobar", want: ksOK},
@@ -259,9 +249,9 @@ var ksScripts = []ksScript{
 		{cmd: "copy mykey mykey db 1", want: ksZero},
 		{cmd: "copy mykey mykey replace db 1", want: ksOne},
 		{cmd: "select 1", want: ksOK},
-		{cmd: "get mykey", want: ksBulk("foobar")},
+		{cmd: "get mykey", want: bulk("foobar")},
 		{cmd: "select 2", want: ksOK},
-		{cmd: "get other", want: ksBulk("foobar")},
+		{cmd: "get other", want: bulk("foobar")},
 		{cmd: "select 0", want: ksOK},
 	}},
 	{"COPY option and database errors", []ksStep{
@@ -294,17 +284,17 @@ var ksScripts = []ksScript{
 		{cmd: "set r abc", want: ksOK},
 		{cmd: "append r d", want: ":4\r\n"},
 		{cmd: "copy r r2", want: ksOne},
-		{cmd: "object encoding r2", want: ksBulk("raw")},
+		{cmd: "object encoding r2", want: bulk("raw")},
 		{cmd: "set n 123", want: ksOK},
 		{cmd: "copy n n2", want: ksOne},
-		{cmd: "object encoding n2", want: ksBulk("int")},
+		{cmd: "object encoding n2", want: bulk("int")},
 		{cmd: "rpush l a b", want: ":2\r\n"},
 		{cmd: "copy l l2", want: ksOne},
 		{cmd: "type l2", want: "+list\r\n"},
 		{cmd: "copy l n replace", want: ksOne},
 		{cmd: "type n", want: "+list\r\n"},
 		{cmd: "copy r n replace", want: ksOne},
-		{cmd: "get n", want: ksBulk("abcd")},
+		{cmd: "get n", want: bulk("abcd")},
 	}},
 	{"MOVE moves a key to another database", []ksStep{
 		{cmd: "set mykey hello", want: ksOK},
@@ -312,9 +302,9 @@ var ksScripts = []ksScript{
 		{cmd: "exists mykey", want: ksZero},
 		{cmd: "set mykey x", want: ksOK},
 		{cmd: "move mykey 1", want: ksZero},
-		{cmd: "get mykey", want: ksBulk("x")},
+		{cmd: "get mykey", want: bulk("x")},
 		{cmd: "select 1", want: ksOK},
-		{cmd: "get mykey", want: ksBulk("hello")},
+		{cmd: "get mykey", want: bulk("hello")},
 		{cmd: "select 0", want: ksOK},
 		{cmd: "move nokey 1", want: ksZero},
 		{cmd: "set e v", want: ksOK},
@@ -338,7 +328,7 @@ var ksScripts = []ksScript{
 		{cmd: "move mykey -1", want: ksDBIdx},
 		{cmd: "move mykey 0", want: ksSame},
 		{cmd: "move nokey 0", want: ksSame},
-		{cmd: "get mykey", want: ksBulk("hello")},
+		{cmd: "get mykey", want: bulk("hello")},
 	}},
 	{"SWAPDB swaps two databases", []ksStep{
 		{cmd: "swapdb a b", want: ksErr("ERR invalid first DB index")},
@@ -350,12 +340,12 @@ var ksScripts = []ksScript{
 		{cmd: "select 1", want: ksOK},
 		{cmd: "set b 2", want: ksOK},
 		{cmd: "swapdb 0 1", want: ksOK},
-		{cmd: "get a", want: ksBulk("1")},
+		{cmd: "get a", want: bulk("1")},
 		{cmd: "exists b", want: ksZero},
 		{cmd: "select 0", want: ksOK},
-		{cmd: "get b", want: ksBulk("2")},
+		{cmd: "get b", want: bulk("2")},
 		{cmd: "swapdb 0 0", want: ksOK},
-		{cmd: "get b", want: ksBulk("2")},
+		{cmd: "get b", want: bulk("2")},
 	}},
 	{"EXPIRE NX XX GT LT", []ksStep{
 		{cmd: "set foo bar", want: ksOK},
@@ -516,7 +506,7 @@ var ksScripts = []ksScript{
 		{cmd: "del x", want: ksOne},
 		{cmd: "randomkey", want: ksNull},
 		{cmd: "set onlykey 1", want: ksOK},
-		{cmd: "randomkey", want: ksBulk("onlykey")},
+		{cmd: "randomkey", want: bulk("onlykey")},
 		{cmd: "select 1", want: ksOK},
 		{cmd: "randomkey", want: ksNull},
 		{cmd: "hello 3"},
@@ -526,33 +516,33 @@ var ksScripts = []ksScript{
 	{"KEYS", []ksStep{
 		{cmd: "keys *", want: "*0\r\n"},
 		{cmd: "set dlskeriewrioeuwqoirueioqwrueoqwrueqw test", want: ksOK},
-		{cmd: "keys *", want: ksArr(ksBulk("dlskeriewrioeuwqoirueioqwrueoqwrueqw"))},
-		{cmd: "keys *", want: ksArr(ksBulk("dlskeriewrioeuwqoirueioqwrueoqwrueqw"))},
-		{cmd: "keys dls*", want: ksArr(ksBulk("dlskeriewrioeuwqoirueioqwrueoqwrueqw"))},
+		{cmd: "keys *", want: ksArr(bulk("dlskeriewrioeuwqoirueioqwrueoqwrueqw"))},
+		{cmd: "keys *", want: ksArr(bulk("dlskeriewrioeuwqoirueioqwrueoqwrueqw"))},
+		{cmd: "keys dls*", want: ksArr(bulk("dlskeriewrioeuwqoirueioqwrueoqwrueqw"))},
 		{cmd: "keys DLS*", want: "*0\r\n"},
 		{cmd: "flushdb", want: ksOK},
 		{cmd: "set aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1", want: ksOK},
 		{cmd: "keys a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", want: "*0\r\n"},
-		{cmd: "keys a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*", want: ksArr(ksBulk("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"))},
+		{cmd: "keys a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*", want: ksArr(bulk("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"))},
 	}},
 	{"OBJECT", []ksStep{
 		{cmd: "set foo 1", want: ksOK},
 		{cmd: "object refcount foo", want: ":2147483647\r\n"},
-		{cmd: "object encoding foo", want: ksBulk("int")},
+		{cmd: "object encoding foo", want: bulk("int")},
 		{cmd: "set bar 10000", want: ksOK},
 		{cmd: "object refcount bar", want: ksOne},
-		{cmd: "object encoding bar", want: ksBulk("int")},
+		{cmd: "object encoding bar", want: bulk("int")},
 		{cmd: "set neg -1", want: ksOK},
 		{cmd: "object refcount neg", want: ksOne},
 		{cmd: "set baz hello", want: ksOK},
 		{cmd: "object refcount baz", want: ksOne},
-		{cmd: "object encoding baz", want: ksBulk("embstr")},
+		{cmd: "object encoding baz", want: bulk("embstr")},
 		{cmd: "set big 123456789012345678901234567890123456789012345", want: ksOK},
-		{cmd: "object encoding big", want: ksBulk("raw")},
+		{cmd: "object encoding big", want: bulk("raw")},
 		{cmd: "set huge 12345678901234567890", want: ksOK},
-		{cmd: "object encoding huge", want: ksBulk("embstr")},
+		{cmd: "object encoding huge", want: bulk("embstr")},
 		{cmd: "rpush l a", want: ksOne},
-		{cmd: "object encoding l", want: ksBulk("quicklist")},
+		{cmd: "object encoding l", want: bulk("quicklist")},
 		{cmd: "object refcount l", want: ksOne},
 		{cmd: "object encoding nokey", want: ksNull},
 		{cmd: "object refcount nokey", want: ksNull},
@@ -639,7 +629,7 @@ func TestKeyScriptsMatchRealRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		ksReadReply(t, r, &out)
+		readReply(t, r, &out)
 		return out.String()
 	}
 	for _, sc := range ksScripts {
@@ -657,47 +647,6 @@ func TestKeyScriptsMatchRealRedis(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// ksReadReply copies one RESP2/RESP3 reply from r to out.
-func ksReadReply(t *testing.T, r *bufio.Reader, out *bytes.Buffer) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.WriteString(line)
-	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-	switch line[0] {
-	case '$', '=':
-		if n >= 0 {
-			buf := make([]byte, n+2)
-			for read := 0; read < len(buf); {
-				m, err := r.Read(buf[read:])
-				if err != nil {
-					t.Fatal(err)
-				}
-				read += m
-			}
-			out.Write(buf)
-		}
-	case '*', '~', '>':
-		for i := 0; i < n; i++ {
-			ksReadReply(t, r, out)
-		}
-	case '%':
-		for i := 0; i < 2*n; i++ {
-			ksReadReply(t, r, out)
-		}
-	}
-}
-
-// ksKeyOn returns a key with the given prefix that routes to shard i of n.
-func ksKeyOn(prefix string, i, n int) string {
-	for j := 0; ; j++ {
-		if k := prefix + strconv.Itoa(j); ShardOf([]byte(k), n) == i {
-			return k
-		}
 	}
 }
 
@@ -804,7 +753,7 @@ func TestExpiredKeysLookMissing(t *testing.T) {
 				c := ksCtx(n)
 				ksDo(t, c, "set", "k", "v")
 				ksDo(t, c, "pexpire", "k", "1000")
-				ksSetNow(c, ksNow+1000)
+				setNow(c, ksNow+1000)
 				if got := ksDo(t, c, strings.Fields(tc.cmd)...); got != tc.want {
 					t.Errorf("got %q, want %q", got, tc.want)
 				}
@@ -825,7 +774,7 @@ func TestExpiredTargetDoesNotBlock(t *testing.T) {
 		ksDo(t, c, "set", "m", "old")
 		ksDo(t, c, "pexpire", "m", "10")
 		ksDo(t, c, "select", "0")
-		ksSetNow(c, ksNow+10)
+		setNow(c, ksNow+10)
 		ksDo(t, c, "set", "src", "v")
 		ksDo(t, c, "set", "m", "v")
 		for _, st := range []ksStep{
@@ -881,7 +830,7 @@ func TestTTLCountsDownWithTheClock(t *testing.T) {
 		{9999, ":0\r\n", ":1\r\n"},
 		{10000, ":-2\r\n", ":-2\r\n"},
 	} {
-		ksSetNow(c, ksNow+tc.after)
+		setNow(c, ksNow+tc.after)
 		if got := ksDo(t, c, "pttl", "k"); got != tc.pttl {
 			t.Errorf("+%dms: PTTL %q, want %q", tc.after, got, tc.pttl)
 		}
@@ -894,7 +843,7 @@ func TestTTLCountsDownWithTheClock(t *testing.T) {
 func TestRenameAcrossShardsMovesEverything(t *testing.T) {
 	const n = 3
 	c := ksCtx(n)
-	src, dst := ksKeyOn("src", 0, n), ksKeyOn("dst", 2, n)
+	src, dst := keyOnShard("src", 0, n), keyOnShard("dst", 2, n)
 	list := &ksList{items: []string{"a", "b"}}
 	sdb, ddb := c.DBOf([]byte(src)), c.DBOf([]byte(dst))
 	slot := sdb.SetObj([]byte(src), TypeList, EncQuicklist, list)
@@ -930,7 +879,7 @@ func TestRenameAcrossShardsMovesEverything(t *testing.T) {
 	if got := ksDo(t, c, "renamenx", dst+"s", src); got != ksOne {
 		t.Fatalf("renamenx: %q", got)
 	}
-	if got := ksDo(t, c, "get", src); got != ksBulk("value") {
+	if got := ksDo(t, c, "get", src); got != bulk("value") {
 		t.Fatalf("get: %q", got)
 	}
 }
@@ -951,7 +900,7 @@ func TestCopyIsIndependentOfTheSource(t *testing.T) {
 		ksDo(t, c, "copy", "s", "s2", "db", "3")
 		ksDo(t, c, "set", "s", "xyz")
 		ksDo(t, c, "select", "3")
-		if got := ksDo(t, c, "get", "s2"); got != ksBulk("abc") {
+		if got := ksDo(t, c, "get", "s2"); got != bulk("abc") {
 			t.Fatalf("shards=%d: copy reads %q", n, got)
 		}
 	}
@@ -964,7 +913,7 @@ func TestCopyOfAnUncopyableValueFails(t *testing.T) {
 	if got := ksDo(t, c, "copy", "o", "dst", "replace"); got != ksErr("ERR unknown type object") {
 		t.Fatalf("got %q", got)
 	}
-	if got := ksDo(t, c, "get", "dst"); got != ksBulk("keep") {
+	if got := ksDo(t, c, "get", "dst"); got != bulk("keep") {
 		t.Fatalf("target changed: %q", got)
 	}
 	if c.Prop.Dirty != 0 {
@@ -1042,7 +991,7 @@ func TestKeysMatchesAcrossShardsAndSkipsExpired(t *testing.T) {
 		ksDo(t, c, "pexpire", "gone", "5")
 		ksDo(t, c, "set", "going", "1")
 		ksDo(t, c, "pexpire", "going", "50")
-		ksSetNow(c, ksNow+5)
+		setNow(c, ksNow+5)
 		ksDo(t, c, "select", "2")
 		ksDo(t, c, "set", "hello2", "1")
 		ksDo(t, c, "select", "0")
@@ -1215,7 +1164,7 @@ func TestScanSkipsAndReclaimsExpiredKeys(t *testing.T) {
 				ksDo(t, c, "pexpire", k, "10")
 			}
 		}
-		ksSetNow(c, ksNow+10)
+		setNow(c, ksNow+10)
 		got, _ := ksScanAll(t, c, []string{"match", "k*"}, nil)
 		if len(got) != 50 {
 			t.Fatalf("shards=%d: %d keys returned, want 50", n, len(got))
@@ -1256,11 +1205,11 @@ func TestScanCursorsWalkTheShardsInOrder(t *testing.T) {
 	c := ksCtx(n)
 	// one key per shard: each call finishes a shard and points at the next
 	for i := 0; i < n; i++ {
-		ksDo(t, c, "set", ksKeyOn("k", i, n), "v")
+		ksDo(t, c, "set", keyOnShard("k", i, n), "v")
 	}
 	for i, want := range []string{"1", "2", "0"} {
 		out := ksDo(t, c, "scan", strconv.Itoa(i))
-		if !strings.HasPrefix(out, "*2\r\n"+ksBulk(want)+"*1\r\n") {
+		if !strings.HasPrefix(out, "*2\r\n"+bulk(want)+"*1\r\n") {
 			t.Fatalf("scan %d: %q, want cursor %s and one key", i, out, want)
 		}
 	}
@@ -1323,9 +1272,9 @@ func TestRandomkeyReclaimsExpiredKeys(t *testing.T) {
 			ksDo(t, c, "pexpire", k, "10")
 		}
 		ksDo(t, c, "set", "live", "v")
-		ksSetNow(c, ksNow+10)
+		setNow(c, ksNow+10)
 		for i := 0; i < 20; i++ {
-			if got := ksDo(t, c, "randomkey"); got != ksBulk("live") {
+			if got := ksDo(t, c, "randomkey"); got != bulk("live") {
 				t.Fatalf("shards=%d: randomkey %q", n, got)
 			}
 		}
@@ -1343,9 +1292,9 @@ func TestRandomkeyReachesEveryShard(t *testing.T) {
 	const n = 3
 	c := ksCtx(n)
 	// 1 key on shard 0, 99 on shard 2: draws follow the key counts
-	ksDo(t, c, "set", ksKeyOn("a", 0, n), "v")
+	ksDo(t, c, "set", keyOnShard("a", 0, n), "v")
 	for i := 0; c.Shards[2].DBs[0].Len() < 99; i++ {
-		ksDo(t, c, "set", ksKeyOn("b"+strconv.Itoa(i)+"-", 2, n), "v")
+		ksDo(t, c, "set", keyOnShard("b"+strconv.Itoa(i)+"-", 2, n), "v")
 	}
 	hits := map[int]int{}
 	for i := 0; i < 2000; i++ {
@@ -1362,7 +1311,7 @@ func TestObjectIdletimeAndFreq(t *testing.T) {
 	defer func(f func() bool) { LFUPolicy = f }(LFUPolicy)
 	c := ksCtx(3)
 	ksDo(t, c, "set", "k", "v")
-	ksSetNow(c, ksNow+5000)
+	setNow(c, ksNow+5000)
 	if got := ksDo(t, c, "object", "idletime", "k"); got != ":5\r\n" {
 		t.Fatalf("idletime %q", got)
 	}
@@ -1426,7 +1375,7 @@ func TestFlushdbReleasesMemory(t *testing.T) {
 		t.Fatalf("%d objects left", live)
 	}
 	ksDo(t, c, "select", "1")
-	if got := ksDo(t, c, "get", "other"); got != ksBulk("db") {
+	if got := ksDo(t, c, "get", "other"); got != bulk("db") {
 		t.Fatalf("other database lost: %q", got)
 	}
 }
