@@ -73,7 +73,6 @@ type Log struct {
 	mu         sync.Mutex
 	seq        uint64  // highest sequence assigned (guarded by mu)
 	queue      []batch // submitted, not yet drained (guarded by mu)
-	spare      []batch // the writer's drained slice, handed back for reuse (guarded by mu)
 	free       [][]byte
 	queueBytes int64       // bytes in queue and in the writer's hands (guarded by mu)
 	closing    bool        // Close was called (guarded by mu)

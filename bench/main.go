@@ -649,17 +649,16 @@ func (r *results) note(format string, a ...any) {
 
 // row is one evaluated figure.
 type row struct {
-	section    bool
-	name       string
-	cells      [2]string
-	ratio      float64
-	hasRatio   bool
-	target     string
-	targetVal  float64 // ratio to mark in the chart, 0 = none
-	met        string
-	state      int // 0 no target, 1 met, 2 not met, 3 n/a
-	ratioText  string
-	redshardNA bool
+	section   bool
+	name      string
+	cells     [2]string
+	ratio     float64
+	hasRatio  bool
+	target    string
+	targetVal float64 // ratio to mark in the chart, 0 = none
+	met       string
+	state     int // 0 no target, 1 met, 2 not met, 3 n/a
+	ratioText string
 }
 
 func (f *figure) row() row {

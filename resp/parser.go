@@ -39,9 +39,6 @@ const (
 	// Limits Redis applies while authRequired(c) is true.
 	unauthMaxMultibulkLen = 10
 	unauthMaxBulkLen      = 16384
-
-	// bigArg is PROTO_MBULK_BIG_ARG.
-	bigArg = 32 * 1024
 )
 
 // DefaultLimits returns Redis 7.0's defaults.

@@ -51,6 +51,14 @@ const (
 	flagBlocking
 )
 
+// flagByName maps the metadata's flag names to the flags dispatch uses.
+var flagByName = map[string]cmdFlags{
+	"write": flagWrite, "readonly": flagReadonly, "denyoom": flagDenyOOM,
+	"admin": flagAdmin, "no_auth": flagNoAuth, "loading": flagLoading,
+	"stale": flagStale, "fast": flagFast, "noscript": flagNoScript,
+	"pubsub": flagPubSub, "blocking": flagBlocking,
+}
+
 // serverCmd is a row of the server command table.
 type serverCmd struct {
 	name      string // "ping", or "client|list"
@@ -83,30 +91,7 @@ func (srv *Server) buildCommandTable() {
 		c.arity = meta.Arity
 		c.first, c.last, c.step = meta.FirstKey, meta.LastKey, meta.KeyStep
 		for _, f := range meta.Flags {
-			switch f {
-			case "write":
-				c.flags |= flagWrite
-			case "readonly":
-				c.flags |= flagReadonly
-			case "denyoom":
-				c.flags |= flagDenyOOM
-			case "admin":
-				c.flags |= flagAdmin
-			case "no_auth":
-				c.flags |= flagNoAuth
-			case "loading":
-				c.flags |= flagLoading
-			case "stale":
-				c.flags |= flagStale
-			case "fast":
-				c.flags |= flagFast
-			case "noscript":
-				c.flags |= flagNoScript
-			case "pubsub":
-				c.flags |= flagPubSub
-			case "blocking":
-				c.flags |= flagBlocking
-			}
+			c.flags |= flagByName[f]
 		}
 		c.id = len(srv.cmdList)
 		srv.cmdList = append(srv.cmdList, c)

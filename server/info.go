@@ -191,12 +191,11 @@ func (srv *Server) resetStats() {
 // averages 16 samples; with no cron hook here, "since the previous INFO" is
 // the honest equivalent). It also keeps the used_memory peak.
 type instSampler struct {
-	mu                    sync.Mutex
-	last                  time.Time
-	ops, in, out          int64
-	opsRate, inKB, outKB  float64
-	peakMemory            int64
-	peakMemoryInitialised bool
+	mu                   sync.Mutex
+	last                 time.Time
+	ops, in, out         int64
+	opsRate, inKB, outKB float64
+	peakMemory           int64
 }
 
 func (s *instSampler) sample(now time.Time, ops, in, out int64) (opsRate, inKB, outKB float64) {

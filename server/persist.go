@@ -63,10 +63,9 @@ type loopPersist struct {
 }
 
 var (
-	wordDEL    = []byte("DEL")
-	wordMULTI  = []byte("MULTI")
-	wordEXEC   = []byte("EXEC")
-	wordSELECT = []byte("SELECT")
+	wordDEL   = []byte("DEL")
+	wordMULTI = []byte("MULTI")
+	wordEXEC  = []byte("EXEC")
 )
 
 // openLog opens the AOF (manifest, files, writer) before the listeners

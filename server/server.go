@@ -161,7 +161,6 @@ func Run(cfg *Config, log *Logger) error {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
-	srv.installShardHooks()
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"time"
 )
 
 // cmdStat is INFO commandstats' line for one command, counted per loop.
@@ -44,9 +43,3 @@ func (s *loopStats) countError(msg []byte) {
 }
 
 func (s *loopStats) countErrorString(msg string) { s.countError([]byte(msg)) }
-
-// slowlogMaybe is the hook for SLOWLOG (issue: operations); no-op for now.
-func (srv *Server) slowlogMaybe(l *Loop, x *Exec, argv [][]byte, d time.Duration) {}
-
-// installShardHooks connects the shards' expiry events to the server.
-func (srv *Server) installShardHooks() {}
