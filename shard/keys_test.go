@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The keyspace command tests call the handlers directly and compare the
@@ -609,29 +606,7 @@ func TestKeyScripts(t *testing.T) {
 // TestKeyScriptsMatchRealRedis replays the scripts against a real Redis when
 // REDSHARD_REDIS_ADDR names one (it is flushed), skipping fake-clock steps.
 func TestKeyScriptsMatchRealRedis(t *testing.T) {
-	addr := os.Getenv("REDSHARD_REDIS_ADDR")
-	if addr == "" {
-		t.Skip("REDSHARD_REDIS_ADDR not set")
-	}
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	send := func(args ...string) string {
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		if _, err := conn.Write(b.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		readReply(t, r, &out)
-		return out.String()
-	}
+	send := realRedis(t)
 	for _, sc := range ksScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			send("HELLO", "2")

@@ -591,29 +591,7 @@ func TestStringScripts(t *testing.T) {
 // TestStringScriptsMatchRealRedis replays the scripts against a real Redis
 // when REDSHARD_REDIS_ADDR names one (it is flushed).
 func TestStringScriptsMatchRealRedis(t *testing.T) {
-	addr := os.Getenv("REDSHARD_REDIS_ADDR")
-	if addr == "" {
-		t.Skip("REDSHARD_REDIS_ADDR not set")
-	}
-	conn, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	send := func(args ...string) string {
-		var b bytes.Buffer
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		if _, err := conn.Write(b.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		readReply(t, r, &out)
-		return out.String()
-	}
+	send := realRedis(t)
 	for _, sc := range stringScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			send("HELLO", "2")
@@ -628,6 +606,36 @@ func TestStringScriptsMatchRealRedis(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// realRedis connects to the Redis named by REDSHARD_REDIS_ADDR (skipping
+// the test when it is unset) and returns a function that sends one command
+// and returns its reply, so that scripts can be checked against the real
+// thing.
+func realRedis(t *testing.T) func(args ...string) string {
+	addr := os.Getenv("REDSHARD_REDIS_ADDR")
+	if addr == "" {
+		t.Skip("REDSHARD_REDIS_ADDR not set")
+	}
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	r := bufio.NewReader(conn)
+	return func(args ...string) string {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		if _, err := conn.Write(b.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		readReply(t, r, &out)
+		return out.String()
 	}
 }
 
