@@ -32,8 +32,9 @@ func admServer(t *testing.T, n int) *Server {
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
 	srv.buildCommandTable()
+	srv.initTunables()
 	for i := 0; i < n; i++ {
-		sh := shard.New(i, cfg.Databases())
+		sh := srv.newShard(i)
 		srv.shards = append(srv.shards, sh)
 		l := &Loop{id: i, srv: srv, sh: sh, park: make(chan struct{}, 1), clients: make(map[int64]*Client)}
 		l.x.loop, l.x.srv = l, srv

@@ -198,7 +198,7 @@ func (srv *Server) loadAtStart() error {
 	lg := srv.persist.log
 	fresh := make([]*shard.Shard, len(srv.shards))
 	for i := range fresh {
-		fresh[i] = shard.New(i, srv.cfg.Databases())
+		fresh[i] = srv.newShard(i)
 	}
 	start := time.Now()
 	srv.log.Noticef("Loading the append only file...")

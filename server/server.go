@@ -35,6 +35,7 @@ const (
 // Server is one redshard process.
 type Server struct {
 	cfg    *Config
+	tun    *shard.Tunables
 	log    *Logger
 	shards []*shard.Shard
 	loops  []*Loop
@@ -148,8 +149,9 @@ func Run(cfg *Config, log *Logger) error {
 	srv.rw.lastSecs.Store(-1)
 	srv.rw.lastOK.Store(true)
 	srv.buildCommandTable()
+	srv.initTunables()
 	for i := 0; i < n; i++ {
-		sh := shard.New(i, cfg.Databases())
+		sh := srv.newShard(i)
 		srv.shards = append(srv.shards, sh)
 		l := &Loop{id: i, srv: srv, sh: sh, park: make(chan struct{}, 1), clients: make(map[int64]*Client)}
 		l.x.Shards = srv.shards

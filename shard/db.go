@@ -179,7 +179,7 @@ func (db *DB) Str(slot int32) []byte {
 }
 
 // Obj returns the value of a non-string key.
-func (db *DB) Obj(slot int32) any { return db.sh.objs[db.at(slot).vlen] }
+func (db *DB) Obj(slot int32) Object { return db.sh.objs[db.at(slot).vlen] }
 
 // Expiry returns the absolute expiry in unix ms, 0 if none.
 func (db *DB) Expiry(slot int32) int64 { return db.at(slot).exp }
@@ -230,6 +230,7 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	db.memoH, db.memoSlot, db.memoOK = h, slot, true
 	db.count++
 	db.sh.keysChanged++
+	db.signalReady(key, typ)
 	return slot
 }
 
@@ -302,7 +303,7 @@ func (db *DB) ResizeStr(slot int32, n int) []byte {
 
 // SetObj stores a non-string value at key (replacing any value) and returns
 // the slot. The expiry is cleared.
-func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj any) int32 {
+func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj Object) int32 {
 	h := Hash(key)
 	slot := db.find(key, h)
 	if slot >= 0 {

@@ -53,7 +53,6 @@ const (
 	errSameObject    = "ERR source and destination objects are the same"
 	errIntRange      = "ERR value is out of range, value must between -2147483648 and 2147483647"
 	errInvalidCursor = "ERR invalid cursor"
-	errUnknownType   = "ERR unknown type object"
 	errNoLFU         = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 	errLFU           = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
 )
@@ -203,9 +202,6 @@ func renameGeneric(c *Ctx, argv [][]byte, nx bool) {
 	}
 }
 
-// valueCopier is implemented by every non-string value type (COPY).
-type valueCopier interface{ Copy() any }
-
 // COPY source destination [DB destination-db] [REPLACE]
 func cmdCopy(c *Ctx, argv [][]byte) {
 	key, newkey := argv[1], argv[2]
@@ -248,12 +244,7 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 		ns = dst.SetStr(newkey, src.Str(slot), false)
 		dst.SetEncoding(ns, enc)
 	} else {
-		v, ok := src.Obj(slot).(valueCopier)
-		if !ok {
-			c.Err(errUnknownType)
-			return
-		}
-		ns = dst.SetObj(newkey, typ, enc, v.Copy())
+		ns = dst.SetObj(newkey, typ, enc, src.Obj(slot).Copy())
 	}
 	if exp != 0 {
 		dst.SetExpiry(ns, exp)

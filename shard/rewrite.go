@@ -95,13 +95,11 @@ func (s *Shard) serialize(db *DB, slot int32) {
 	case TypeString:
 		argv = [][]byte{wordSET, key, db.Str(slot)}
 	default:
-		if d, ok := s.objs[e.vlen].(interface{ Dump(key []byte) [][][]byte }); ok {
-			for _, c := range d.Dump(key) {
-				s.rw.emit(db.ID, c)
-			}
-			if e.exp != 0 {
-				s.rw.emit(db.ID, [][]byte{wordPEXPIREAT, key, strconv.AppendInt(nil, e.exp, 10)})
-			}
+		for _, c := range s.objs[e.vlen].Dump(key) {
+			s.rw.emit(db.ID, c)
+		}
+		if e.exp != 0 {
+			s.rw.emit(db.ID, [][]byte{wordPEXPIREAT, key, strconv.AppendInt(nil, e.exp, 10)})
 		}
 		return
 	}

@@ -17,7 +17,7 @@ type Shard struct {
 	DBs  []*DB
 	Slab Slab
 
-	objs    []any
+	objs    []Object
 	objFree []uint32
 
 	now int64 // unix ms, cached per batch (Redis's command time snapshot)
@@ -33,6 +33,15 @@ type Shard struct {
 	rwEpoch uint8
 
 	Stats Stats
+
+	// Cfg holds the config values the data types read.
+	Cfg *Tunables
+
+	// OnNotify publishes a keyspace notification (see DB.Notify).
+	OnNotify func(db int, class int, event string, key []byte)
+	// OnReady is called when a list or sorted set is added at key (see
+	// signalReady); the server serves blocked clients after the command.
+	OnReady func(db *DB, key []byte)
 
 	// OnExpired is called with a key about to be deleted because its time
 	// ran out (lazily or by the active cycle): the server logs a DEL and
@@ -64,7 +73,7 @@ type Stats struct {
 
 // New makes a shard with ndb databases.
 func New(id, ndb int) *Shard {
-	s := &Shard{ID: id}
+	s := &Shard{ID: id, Cfg: DefaultTunables()}
 	s.DBs = make([]*DB, ndb)
 	for i := range s.DBs {
 		s.DBs[i] = newDB(s, i)
@@ -89,7 +98,7 @@ func (s *Shard) onExpired(db *DB, key []byte) {
 	}
 }
 
-func (s *Shard) newObj(o any) uint32 {
+func (s *Shard) newObj(o Object) uint32 {
 	if k := len(s.objFree); k > 0 {
 		i := s.objFree[k-1]
 		s.objFree = s.objFree[:k-1]

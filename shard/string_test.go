@@ -57,7 +57,7 @@ func do(t testing.TB, c *Ctx, args ...string) string {
 	name := strings.ToLower(args[0])
 	switch name {
 	case "rpush":
-		c.DBOf([]byte(args[1])).SetObj([]byte(args[1]), TypeList, EncListpack, []string{args[2]})
+		c.DBOf([]byte(args[1])).SetObj([]byte(args[1]), TypeList, EncListpack, &ksList{items: []string{args[2]}})
 		return ":1\r\n"
 	case "hello":
 		c.Proto, _ = strconv.Atoi(args[1])

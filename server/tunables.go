@@ -1,0 +1,34 @@
+package server
+
+import "github.com/redshard/redshard/shard"
+
+// tunables keeps the shards' view of the config (encoding thresholds and
+// the notification mask, shard.Tunables) in step with CONFIG SET.
+func (srv *Server) initTunables() {
+	cfg := srv.cfg
+	t := shard.DefaultTunables()
+	srv.tun = t
+	sync := func() {
+		t.HashMaxListpackEntries.Store(cfg.hashMaxListpackEntries.Load())
+		t.HashMaxListpackValue.Store(cfg.hashMaxListpackValue.Load())
+		t.SetMaxIntsetEntries.Store(cfg.setMaxIntsetEntries.Load())
+		t.ZsetMaxListpackEntries.Store(cfg.zsetMaxListpackEntries.Load())
+		t.ZsetMaxListpackValue.Store(cfg.zsetMaxListpackValue.Load())
+		t.ListMaxListpackSize.Store(cfg.listMaxListpackSize.Load())
+		t.ListCompressDepth.Store(cfg.listCompressDepth.Load())
+		t.NotifyFlags.Store(uint32(cfg.notifyFlags.Load()))
+	}
+	sync()
+	for _, name := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
+		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
+		"notify-keyspace-events"} {
+		cfg.OnChange(name, sync)
+	}
+}
+
+// newShard makes a shard that reads the server's tunables.
+func (srv *Server) newShard(id int) *shard.Shard {
+	sh := shard.New(id, srv.cfg.Databases())
+	sh.Cfg = srv.tun
+	return sh
+}

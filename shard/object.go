@@ -1,0 +1,92 @@
+package shard
+
+import "sync/atomic"
+
+// Object is a value other than a string: a list, hash, set or sorted set.
+// It lives in the shard's object table (entry.vlen indexes it), so the
+// keyspace entries themselves stay pointer-free.
+//
+// Every data type that changes an existing value in place calls
+// db.Modify(slot) first: the rewrite serializes the key's old state there,
+// WATCH and memory accounting hook there too.
+type Object interface {
+	// Copy returns a deep copy (COPY).
+	Copy() Object
+	// Dump returns the commands that recreate the value at key (AOF
+	// rewrite), at most 64 elements per command as Redis's rewrite does.
+	// The expiry is added by the caller.
+	Dump(key []byte) [][][]byte
+	// Mem is the value's approximate size in bytes; it must be O(1).
+	Mem() int
+}
+
+// Modify must be called before a slot's non-string value changes in place
+// (HSET on an existing hash, LPUSH on an existing list, ...).
+func (db *DB) Modify(slot int32) {
+	db.rwBefore(slot)
+}
+
+// Tunables are the config values the data types read: encoding thresholds
+// and the keyspace-notification mask. The server points a shard at its
+// config's values (CONFIG SET changes them live); New uses Redis's defaults.
+type Tunables struct {
+	HashMaxListpackEntries atomic.Int64 // hash-max-listpack-entries (512)
+	HashMaxListpackValue   atomic.Int64 // hash-max-listpack-value (64)
+	SetMaxIntsetEntries    atomic.Int64 // set-max-intset-entries (512)
+	ZsetMaxListpackEntries atomic.Int64 // zset-max-listpack-entries (128)
+	ZsetMaxListpackValue   atomic.Int64 // zset-max-listpack-value (64)
+	ListMaxListpackSize    atomic.Int64 // list-max-listpack-size (-2)
+	ListCompressDepth      atomic.Int64 // list-compress-depth (0)
+	// NotifyFlags is notify-keyspace-events as a mask of Notify* bits.
+	NotifyFlags atomic.Uint32
+}
+
+// DefaultTunables returns Redis's defaults.
+func DefaultTunables() *Tunables {
+	t := &Tunables{}
+	t.HashMaxListpackEntries.Store(512)
+	t.HashMaxListpackValue.Store(64)
+	t.SetMaxIntsetEntries.Store(512)
+	t.ZsetMaxListpackEntries.Store(128)
+	t.ZsetMaxListpackValue.Store(64)
+	t.ListMaxListpackSize.Store(-2)
+	return t
+}
+
+// Keyspace notification classes (Redis's NOTIFY_* bits).
+const (
+	NotifyKeyspace = 1 << iota // K
+	NotifyKeyevent             // E
+	NotifyGeneric              // g
+	NotifyString               // $
+	NotifyList                 // l
+	NotifySet                  // s
+	NotifyHash                 // h
+	NotifyZSet                 // z
+	NotifyExpired              // x
+	NotifyEvicted              // e
+	NotifyStream               // t
+	NotifyKeyMiss              // m
+	NotifyLoaded               // module only
+	NotifyModule               // d
+	NotifyNew                  // n
+)
+
+// Notify fires a keyspace notification (Redis's notifyKeyspaceEvent) when
+// notify-keyspace-events selects its class. Call it where Redis does, after
+// the change. The server's hook publishes it; it must not touch the keyspace.
+func (db *DB) Notify(class int, event string, key []byte) {
+	s := db.sh
+	if s.OnNotify != nil && s.Cfg.NotifyFlags.Load()&uint32(class) != 0 {
+		s.OnNotify(db.ID, class, event, key)
+	}
+}
+
+// signalReady tells the server that a list or sorted set appeared at key,
+// so that clients blocked on it can be served (Redis's signalKeyAsReady,
+// called from dbAdd).
+func (db *DB) signalReady(key []byte, typ uint8) {
+	if (typ == TypeList || typ == TypeZSet) && db.sh.OnReady != nil {
+		db.sh.OnReady(db, key)
+	}
+}
