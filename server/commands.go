@@ -127,6 +127,18 @@ func (srv *Server) buildCommandTable() {
 		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home, allShardsIf: row.allShardsIf})
 	}
 	sort.Slice(srv.cmdList, func(i, j int) bool { return srv.cmdList[i].id < srv.cmdList[j].id })
+	// A data command with movable keys (numkeys, STORE, ...) and no key
+	// finder of its own is routed by the same key finding as COMMAND GETKEYS.
+	for _, c := range srv.cmdList {
+		if c.run != nil && c.keys == nil && c.meta != nil && c.meta.HasFlag("movablekeys") {
+			c.keys = func(argv [][]byte, dst []int) []int {
+				for _, k := range commandKeys(c, argv) {
+					dst = append(dst, k.pos)
+				}
+				return dst
+			}
+		}
+	}
 }
 
 // lookup finds the command for argv (resolving a container's subcommand)
