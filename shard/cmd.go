@@ -21,6 +21,10 @@ type Ctx struct {
 
 	// NowMs is the command time snapshot in unix ms.
 	NowMs int64
+
+	// InMulti is set while the command runs inside MULTI/EXEC (or a
+	// script): blocking commands then behave as if their timeout expired.
+	InMulti bool
 }
 
 // Propagation is the list of commands a write logs, in order.
