@@ -37,6 +37,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -112,6 +113,8 @@ func (srv *Server) openLog() error {
 	lg.OnFailed(func(from, to uint64, err error) {
 		srv.logFailing.Store(true)
 		srv.log.Warningf("Error writing to the AOF file: %s", aof.Reason(err))
+		// Replies held for these records become errors (failHeld).
+		srv.wakeHeld()
 	})
 	lg.OnDurable(func(written, durable uint64) {
 		if srv.logFailing.Load() && lg.Err() == nil {
@@ -551,6 +554,11 @@ func (cl *Client) deliver() {
 		cl.writeOut()
 		return
 	}
+	if msg := cl.srv.logError(); msg != "" {
+		cl.failHeld(msg)
+		cl.writeOut()
+		return
+	}
 	if !cl.held {
 		cl.held = true
 		cl.loop.p.held = append(cl.loop.p.held, cl)
@@ -567,13 +575,17 @@ func (l *Loop) releaseHeld() {
 	}
 	kept := l.p.held[:0]
 	var ready []*Client
+	failMsg := l.srv.logError()
 	for _, cl := range l.p.held {
 		if cl.closed {
 			cl.held = false
 			l.heldCount.Add(-1)
 			continue
 		}
-		if cl.need <= pos {
+		if cl.need <= pos || failMsg != "" {
+			if cl.need > pos {
+				cl.failHeld(failMsg)
+			}
 			cl.held = false
 			l.heldCount.Add(-1)
 			ready = append(ready, cl)
@@ -589,6 +601,20 @@ func (l *Loop) releaseHeld() {
 			cl.process(true)
 		}
 	}
+}
+
+// failHeld replaces a client's held replies, which wait for records the
+// log failed to write or fsync, with one error each: a write whose log
+// record is not known durable is never answered as if it were (the writer
+// keeps retrying the records, so the outcome is unknown, not undone), and a
+// read that saw such a write does not reveal it.
+func (cl *Client) failHeld(msg string) {
+	n := resp.CountReplies(cl.out)
+	cl.out = cl.out[:0]
+	for i := 0; i < n; i++ {
+		cl.out = resp.AppendError(cl.out, msg)
+	}
+	cl.need = 0
 }
 
 // logError is the -MISCONF reply for writes while the log is failing, or "".
