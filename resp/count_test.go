@@ -15,7 +15,7 @@ func TestCountReplies(t *testing.T) {
 		{"|1\r\n+ttl\r\n:3\r\n$1\r\nx\r\n", 1},
 		{">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nm\r\n+OK\r\n", 2},
 		{"=15\r\ntxt:Some string\r\n", 1},
-		{"$3\r\nab\r\n", 0},      // truncated: bulk body too short
+		{"$3\r\nab\r\n", 0},        // truncated: bulk body too short
 		{"+OK\r\n*2\r\n:1\r\n", 1}, // truncated array
 		{"*-1\r\n", 1},
 	}
