@@ -74,16 +74,23 @@ var (
 // startLoading, while the server already answers -LOADING.
 func (srv *Server) openLog() error {
 	srv.installPersistHooks()
-	cfg := srv.cfg
-	if !cfg.AppendOnly() {
+	if !srv.cfg.AppendOnly() {
 		return nil
 	}
+	return srv.attachLog(false)
+}
+
+// attachLog opens the log and connects the loops to it; fresh starts a new
+// log for the data set in memory (CONFIG SET appendonly yes).
+func (srv *Server) attachLog(fresh bool) error {
+	cfg := srv.cfg
 	lg, err := aof.Open(aof.Options{
 		Dir:           cfg.Dir(),
 		DirName:       cfg.AppendDirname(),
 		FileName:      cfg.AppendFilename(),
 		Fsync:         cfg.AppendFsync(),
 		LoadTruncated: cfg.AOFLoadTruncated(),
+		Fresh:         fresh,
 		Logf: func(level int, format string, args ...any) {
 			srv.log.Logf(LogLevel(level), format, args...)
 		},
@@ -744,7 +751,7 @@ func (srv *Server) installPersistHooks() {
 	})
 	cfg.OnApply("appendonly", func() error {
 		if cfg.AppendOnly() && srv.persist == nil {
-			return errors.New("turning the AOF on at run time is not supported yet (the new AOF must start from a rewrite of the data set in memory): restart the server with appendonly yes")
+			return srv.startAppendOnly()
 		}
 		return nil
 	})
@@ -764,6 +771,27 @@ func configSetAllShards(argv [][]byte) bool {
 		}
 	}
 	return false
+}
+
+// startAppendOnly is CONFIG SET appendonly yes (Redis's startAppendOnly):
+// a new log starts (whatever an earlier run left in the folder is dropped:
+// the data set in memory is the truth) and a rewrite begins at once, whose
+// image of the data set becomes the new base. Writes from now on are logged
+// (and, under always, their replies wait for the fsync) in the new
+// incremental file. Every loop is parked.
+func (srv *Server) startAppendOnly() error {
+	if err := srv.attachLog(true); err != nil {
+		srv.log.Warningf("Redis needs to enable the AOF but can't open the append only file: %v", err)
+		return errors.New("ERR Unable to turn on AOF. Check server logs.")
+	}
+	for _, l := range srv.loops {
+		l.sh.OnExpired = nil // set per command by the loops from now on
+	}
+	if err := srv.startRewrite(); err != nil {
+		srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+	}
+	srv.log.Noticef("AOF turned on by CONFIG SET appendonly yes")
+	return nil
 }
 
 // stopAppendOnly is CONFIG SET appendonly no (Redis's stopAppendOnly): the
