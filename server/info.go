@@ -101,7 +101,7 @@ type statTotals struct {
 	dirty     int64
 	shard     shard.Stats
 
-	dataUsed int64   // what the shards' keys and values hold (Shard.UsedMemory)
+	dataUsed      int64   // what the shards' keys and values hold (Shard.UsedMemory)
 	keys, expires []int64 // by database
 
 	maxQbuf, maxOut int64 // largest query / reply buffer of a client now

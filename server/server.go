@@ -34,15 +34,15 @@ const (
 
 // Server is one redshard process.
 type Server struct {
-	cfg    *Config
-	tun    *shard.Tunables
+	cfg *Config
+	tun *shard.Tunables
 
 	memStartup  int64        // used_memory_startup
 	shardBudget atomic.Int64 // each shard's share of maxmemory; 0: no limit
-	log    *Logger
-	shards []*shard.Shard
-	loops  []*Loop
-	eng    gnet.Engine
+	log         *Logger
+	shards      []*shard.Shard
+	loops       []*Loop
+	eng         gnet.Engine
 
 	cmds    map[string]*Cmd
 	cmdList []*Cmd

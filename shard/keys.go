@@ -42,7 +42,6 @@ var keyCommands = []Command{
 	{Name: "object|help", Run: cmdObjectHelp},
 }
 
-
 // Error replies of this file, as Redis spells them.
 const (
 	errSameObject    = "ERR source and destination objects are the same"
