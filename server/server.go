@@ -34,15 +34,12 @@ const (
 
 // Server is one redshard process.
 type Server struct {
-	cfg *Config
-	tun *shard.Tunables
-
-	memStartup  int64        // used_memory_startup
-	shardBudget atomic.Int64 // each shard's share of maxmemory; 0: no limit
-	log         *Logger
-	shards      []*shard.Shard
-	loops       []*Loop
-	eng         gnet.Engine
+	cfg    *Config
+	tun    *shard.Tunables
+	log    *Logger
+	shards []*shard.Shard
+	loops  []*Loop
+	eng    gnet.Engine
 
 	cmds    map[string]*Cmd
 	cmdList []*Cmd
@@ -75,6 +72,9 @@ type Server struct {
 	shutdownOnce sync.Once
 	shutdownErr  chan error
 	lastSave     atomic.Int64
+
+	memStartup  int64        // used_memory_startup
+	shardBudget atomic.Int64 // each shard's share of maxmemory; 0: no limit
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
