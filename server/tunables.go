@@ -16,12 +16,14 @@ func (srv *Server) initTunables() {
 		t.ZsetMaxListpackValue.Store(cfg.zsetMaxListpackValue.Load())
 		t.ListMaxListpackSize.Store(cfg.listMaxListpackSize.Load())
 		t.ListCompressDepth.Store(cfg.listCompressDepth.Load())
+		t.ProtoMaxBulkLen.Store(cfg.protoMaxBulkLen.Load())
+		t.HLLSparseMaxBytes.Store(cfg.hllSparseMaxBytes.Load())
 		t.NotifyFlags.Store(uint32(cfg.notifyFlags.Load()))
 	}
 	sync()
 	for _, name := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
-		"notify-keyspace-events"} {
+		"proto-max-bulk-len", "hll-sparse-max-bytes", "notify-keyspace-events"} {
 		cfg.OnChange(name, sync)
 	}
 }
