@@ -31,9 +31,15 @@ const (
 	errBitfieldROGet = "ERR BITFIELD_RO only supports the GET subcommand"
 )
 
+// maxBitmapBytes is the longest string a bit command builds: a value's
+// length is stored in 32 bits, so it holds even if proto-max-bulk-len is
+// raised past 4GB.
+const maxBitmapBytes = math.MaxUint32
+
 // bitOffset parses a bit offset (Redis's getBitOffsetFromArgument). With
 // width > 0 an offset written "#N" means N*width (BITFIELD). Offsets must
-// address a byte below proto-max-bulk-len, except while loading the log.
+// address a byte below proto-max-bulk-len, except while loading the log
+// (and below maxBitmapBytes always).
 func bitOffset(c *Ctx, db *DB, arg []byte, width int) (uint64, bool) {
 	hash := width > 0 && len(arg) > 0 && arg[0] == '#'
 	if hash {
@@ -43,7 +49,8 @@ func bitOffset(c *Ctx, db *DB, arg []byte, width int) (uint64, bool) {
 	if ok && hash {
 		off *= int64(width) // wraps like Redis's signed multiply
 	}
-	if !ok || off < 0 || (!db.sh.Loading && off>>3 >= db.sh.Cfg.ProtoMaxBulkLen.Load()) {
+	if !ok || off < 0 || (!db.sh.Loading && off>>3 >= db.sh.Cfg.ProtoMaxBulkLen.Load()) ||
+		(off+64)>>3 >= maxBitmapBytes {
 		c.Err(errBitOffset)
 		return 0, false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -319,5 +320,28 @@ func TestPfselftest(t *testing.T) {
 	c := newStringCtx(1)
 	if got := bitsDo(t, c, "PFSELFTEST"); got != ok {
 		t.Fatalf("PFSELFTEST: %q", got)
+	}
+}
+
+// TestBitAndHLLNotifications: the keyspace events match those redis-server
+// 7.0.15 published for the same commands (psubscribe '__keyevent*').
+func TestBitAndHLLNotifications(t *testing.T) {
+	c := newStringCtx(2)
+	var got []string
+	for _, s := range c.Shards {
+		s.Cfg.NotifyFlags.Store(^uint32(0))
+		s.OnNotify = func(db int, class int, event string, key []byte) {
+			got = append(got, event+" "+string(key))
+		}
+	}
+	for _, cmd := range []string{
+		"SETBIT a 1 1", "SETBIT a 1 1", "BITOP OR b a", "BITOP OR b nokey", "BITFIELD c SET u8 0 1",
+		"PFADD h x", "PFADD h x", "PFCOUNT h", "PFMERGE h2 h",
+	} {
+		bitsDo(t, c, strings.Fields(cmd)...)
+	}
+	want := "setbit a,set b,del b,setbit c,pfadd h,pfadd h2"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("events %q, want %q", strings.Join(got, ","), want)
 	}
 }
