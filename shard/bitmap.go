@@ -229,8 +229,9 @@ func parseBitUnit(c *Ctx, arg []byte) (isBit, ok bool) {
 	return false, false
 }
 
-// stringForBitRead looks key up for reading a bitmap: ok is false when the
-// reply is already made (missing key: missReply; wrong type: WRONGTYPE).
+// stringForBitRead looks key up for reading a bitmap: found is false for a
+// missing key, and ok is false when the key holds another type (WRONGTYPE
+// has been replied).
 func stringForBitRead(c *Ctx, db *DB, key []byte) (p []byte, found, ok bool) {
 	slot := db.Read(key)
 	if slot < 0 {

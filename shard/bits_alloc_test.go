@@ -13,7 +13,7 @@ func TestBitAndHLLCommandsDoNotAllocate(t *testing.T) {
 	bitsDo(t, c, "PFADD", "sparse", "a", "b", "c")
 	bitsDo(t, c, seqArgs("PFADD", "dense", 1, 20000)...)
 	for _, cmd := range []string{
-		"SETBIT b 777 1", "GETBIT b 777", "BITCOUNT b", "BITCOUNT b 10 -10 BIT", "BITPOS b 1 3",
+		"SETBIT b 777 1", "GETBIT b 777", "BITCOUNT b", "BITCOUNT b 10 -10 BIT", "BITPOS b 1 3", "BITPOS b 0 3 100 BIT", "PFMERGE sparse dense",
 		"BITFIELD b INCRBY u8 #3 1 GET i16 5", "BITFIELD_RO b GET u8 0",
 		"PFADD sparse x", "PFADD dense x y z", "PFADD dense q", "PFCOUNT dense", "PFCOUNT sparse",
 	} {

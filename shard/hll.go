@@ -175,10 +175,11 @@ func sparseToDense(h []byte) (dense []byte, ok bool) {
 			idx += spZeroLen(b)
 			i++
 		case spIsXZero(b):
-			if i+1 >= len(p) {
-				return nil, false
+			var b1 byte // past the end Redis reads the string's NUL terminator
+			if i+1 < len(p) {
+				b1 = p[i+1]
 			}
-			idx += spXZeroLen(b, p[i+1])
+			idx += spXZeroLen(b, b1)
 			i += 2
 		default:
 			n, v := spValLen(b), spValValue(b)
@@ -493,6 +494,7 @@ type hllValue struct {
 
 func openHLL(db *DB, slot int32) hllValue {
 	db.Modify(slot)
+	db.SetEncoding(slot, EncRaw) // Redis unshares the value as a raw string
 	h := db.Str(slot)
 	return hllValue{db: db, slot: slot, h: h, n: len(h)}
 }
