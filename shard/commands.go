@@ -5,6 +5,7 @@ package shard
 var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
+	setCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
