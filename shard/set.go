@@ -92,7 +92,7 @@ func (s *setObj) enc() uint8 {
 
 func (s *setObj) has(m []byte) bool {
 	if s.ht != nil {
-		return s.ht.find(m) >= 0
+		return s.ht.has(m)
 	}
 	v, ok := ParseInt(m)
 	if !ok {
@@ -106,7 +106,7 @@ func (s *setObj) has(m []byte) bool {
 func (s *setObj) hasInt(v int64) bool {
 	if s.ht != nil {
 		var buf [20]byte
-		return s.ht.find(strconv.AppendInt(buf[:0], v, 10)) >= 0
+		return s.ht.has(strconv.AppendInt(buf[:0], v, 10))
 	}
 	_, found := s.is.search(v)
 	return found
@@ -324,19 +324,26 @@ func (s *intset) removeAt(i int) {
 // strSet: the hashtable form, built to hold no Go pointers per member.
 //
 // Members' bytes live back to back in one arena; ents (dense, so that a
-// random member is one draw) name them by offset and length; buckets is a
-// power-of-two table of chain heads into ents. Removing an entry moves the
+// random member is one draw) name them by offset and length; a table is a
+// power-of-two slice of chain heads into ents. Removing an entry moves the
 // last entry into its place (relinking its chain), and the arena is
-// compacted when more than half of it is garbage. Growth and shrinking
-// rehash at once (no incremental rehash), so SSCAN's reverse-binary cursor
-// over the buckets keeps Redis's guarantee: a member present for the whole
-// scan is returned at least once, whatever the resizes in between.
+// compacted when more than half of it is garbage.
+//
+// Resizing is incremental, as Redis's dict: a second table is made and each
+// add or remove moves one bucket into it, so that no command pays for
+// rehashing a large set at once. SSCAN walks the buckets with Redis's
+// reverse-binary cursor over both tables while a rehash is under way, which
+// keeps Redis's guarantee: a member present for the whole scan is returned
+// at least once, whatever the resizes in between.
 
 type strSet struct {
-	buckets []int32 // chain heads, -1 for none; len is a power of two (or 0)
-	ents    []setEnt
-	arena   []byte
-	garbage int // bytes of the arena no entry uses
+	// tab[0] is the table; while tab[1] is not nil, the buckets of tab[0]
+	// below rehashIdx have been moved to tab[1].
+	tab       [2][]int32
+	rehashIdx int
+	ents      []setEnt
+	arena     []byte
+	garbage   int // bytes of the arena no entry uses
 }
 
 type setEnt struct {
@@ -355,7 +362,7 @@ func memberHash(m []byte) uint64 { return maphash.Bytes(setSeed, m) }
 func newStrSet(n int) *strSet {
 	t := &strSet{}
 	if n > 0 {
-		t.resize(tableSize(n))
+		t.expand(n)
 		t.ents = make([]setEnt, 0, n)
 	}
 	return t
@@ -368,6 +375,60 @@ func tableSize(n int) int {
 		return 4
 	}
 	return 1 << bits.Len(uint(n-1))
+}
+
+func newTable(n int) []int32 {
+	b := make([]int32, n)
+	for i := range b {
+		b[i] = -1
+	}
+	return b
+}
+
+func (t *strSet) rehashing() bool { return t.tab[1] != nil }
+
+// expand makes a table for n members: at once when there is none yet, else
+// as the target of an incremental rehash (Redis's dictExpand).
+func (t *strSet) expand(n int) {
+	if len(t.tab[0]) == 0 {
+		t.tab[0] = newTable(tableSize(n))
+		return
+	}
+	t.tab[1] = newTable(tableSize(n))
+	t.rehashIdx = 0
+}
+
+// step moves one bucket of a rehash, visiting at most ten empty ones
+// (Redis's _dictRehashStep).
+func (t *strSet) step() {
+	if !t.rehashing() {
+		return
+	}
+	old, nt := t.tab[0], t.tab[1]
+	mask := uint64(len(nt) - 1)
+	for empty := 10; t.rehashIdx < len(old); {
+		i := old[t.rehashIdx]
+		if i < 0 {
+			t.rehashIdx++
+			if empty--; empty == 0 {
+				break
+			}
+			continue
+		}
+		for i >= 0 {
+			next := t.ents[i].next
+			b := memberHash(t.member(i)) & mask
+			t.ents[i].next = nt[b]
+			nt[b] = i
+			i = next
+		}
+		old[t.rehashIdx] = -1
+		t.rehashIdx++
+		break
+	}
+	if t.rehashIdx >= len(old) {
+		t.tab[0], t.tab[1] = nt, nil
+	}
 }
 
 func (t *strSet) member(i int32) []byte {
@@ -389,24 +450,36 @@ func (t *strSet) size(i int32) int {
 }
 
 func (t *strSet) find(m []byte) int32 {
-	if len(t.buckets) == 0 {
+	if len(t.tab[0]) == 0 {
 		return -1
 	}
 	h := memberHash(m)
-	for i := t.buckets[h&uint64(len(t.buckets)-1)]; i >= 0; i = t.ents[i].next {
-		if e := &t.ents[i]; (e.n == uint32(len(m)) || e.n == bigMember) && string(t.member(i)) == string(m) {
-			return i
+	for _, tab := range t.tab {
+		if tab == nil {
+			break
+		}
+		for i := tab[h&uint64(len(tab)-1)]; i >= 0; i = t.ents[i].next {
+			if e := &t.ents[i]; (e.n == uint32(len(m)) || e.n == bigMember) && string(t.member(i)) == string(m) {
+				return i
+			}
 		}
 	}
 	return -1
 }
 
+// has is find for a command: it moves a rehash on, as Redis's dictFind.
+func (t *strSet) has(m []byte) bool {
+	t.step()
+	return t.find(m) >= 0
+}
+
 func (t *strSet) add(m []byte) bool {
+	t.step()
 	if t.find(m) >= 0 {
 		return false
 	}
-	if len(t.ents) >= len(t.buckets) {
-		t.resize(tableSize(len(t.ents) + 1))
+	if !t.rehashing() && len(t.ents) >= len(t.tab[0]) {
+		t.expand(len(t.ents) + 1)
 	}
 	e := setEnt{off: uint64(len(t.arena)), n: uint32(len(m))}
 	if uint64(len(m)) >= bigMember {
@@ -414,14 +487,19 @@ func (t *strSet) add(m []byte) bool {
 		t.arena = binary.LittleEndian.AppendUint64(t.arena, uint64(len(m)))
 	}
 	t.arena = append(t.arena, m...)
-	b := memberHash(m) & uint64(len(t.buckets)-1)
-	e.next = t.buckets[b]
-	t.buckets[b] = int32(len(t.ents))
+	tab := t.tab[0]
+	if t.rehashing() {
+		tab = t.tab[1]
+	}
+	b := memberHash(m) & uint64(len(tab)-1)
+	e.next = tab[b]
+	tab[b] = int32(len(t.ents))
 	t.ents = append(t.ents, e)
 	return true
 }
 
 func (t *strSet) remove(m []byte) bool {
+	t.step()
 	i := t.find(m)
 	if i < 0 {
 		return false
@@ -432,14 +510,22 @@ func (t *strSet) remove(m []byte) bool {
 
 // link returns the chain link that points at entry i.
 func (t *strSet) link(i int32) *int32 {
-	p := &t.buckets[memberHash(t.member(i))&uint64(len(t.buckets)-1)]
-	for *p != i {
-		p = &t.ents[*p].next
+	h := memberHash(t.member(i))
+	for _, tab := range t.tab {
+		if tab == nil {
+			break
+		}
+		for p := &tab[h&uint64(len(tab)-1)]; *p >= 0; p = &t.ents[*p].next {
+			if *p == i {
+				return p
+			}
+		}
 	}
-	return p
+	panic("shard: set entry not in its chain")
 }
 
 func (t *strSet) removeAt(i int32) {
+	t.step()
 	p := t.link(i)
 	*p = t.ents[i].next
 	t.garbage += t.size(i)
@@ -449,15 +535,16 @@ func (t *strSet) removeAt(i int32) {
 		t.ents[i] = t.ents[last]
 	}
 	t.ents = t.ents[:last]
+	n := len(t.ents)
 	switch {
-	case last == 0:
+	case n == 0:
 		t.arena, t.garbage = t.arena[:0], 0
 	case t.garbage > 1024 && t.garbage > len(t.arena)/2:
 		t.compact()
 	}
 	// Shrink below 10% fill, as Redis's htNeedsResize/dictResize do.
-	if n := len(t.ents); len(t.buckets) > 4 && n*10 < len(t.buckets) {
-		t.resize(tableSize(n))
+	if slots := len(t.tab[0]) + len(t.tab[1]); !t.rehashing() && slots > 4 && n*10 < slots {
+		t.expand(n)
 		if cap(t.ents) > 64 && n < cap(t.ents)/4 {
 			t.ents = slices.Clip(slices.Clone(t.ents))
 		}
@@ -477,52 +564,59 @@ func (t *strSet) compact() {
 	t.arena, t.garbage = arena, 0
 }
 
-// resize rehashes every entry into n buckets.
-func (t *strSet) resize(n int) {
-	if cap(t.buckets) >= n && len(t.buckets) < n {
-		t.buckets = t.buckets[:n]
-	} else {
-		t.buckets = make([]int32, n)
-	}
-	for i := range t.buckets {
-		t.buckets[i] = -1
-	}
-	mask := uint64(n - 1)
-	for i := range t.ents {
-		b := memberHash(t.member(int32(i))) & mask
-		t.ents[i].next = t.buckets[b]
-		t.buckets[b] = int32(i)
-	}
-}
-
+// clone returns a copy: a new table of the same members, without garbage.
 func (t *strSet) clone() *strSet {
-	c := &strSet{buckets: slices.Clone(t.buckets), ents: slices.Clone(t.ents), arena: slices.Clone(t.arena), garbage: t.garbage}
-	if t.garbage > 0 {
-		c.compact()
+	c := newStrSet(len(t.ents))
+	for i := range t.ents {
+		c.add(t.member(int32(i)))
 	}
 	return c
 }
 
 func (t *strSet) mem() int {
-	return cap(t.arena) + 16*cap(t.ents) + 4*cap(t.buckets)
+	return cap(t.arena) + 16*cap(t.ents) + 4*(cap(t.tab[0])+cap(t.tab[1]))
 }
 
-// scan visits the chain of the bucket the cursor names and returns the next
-// cursor, 0 when the scan is complete (Redis's dictScan on one table: the
-// cursor's bits are incremented from the top, so buckets split or merged by
-// a resize between calls are neither skipped nor revisited in full).
-func (t *strSet) scan(cursor uint64, fn func(i int32)) uint64 {
-	if len(t.buckets) == 0 {
+// scan visits the chains the cursor names and returns the next cursor, 0
+// when the scan is complete (Redis's dictScan). The cursor's bits are
+// incremented from the top, so buckets split or merged by a resize between
+// calls are neither skipped nor revisited in full; during a rehash it
+// visits the cursor's bucket in the smaller table and all the buckets it
+// expands to in the larger one.
+func (t *strSet) scan(v uint64, fn func(i int32)) uint64 {
+	if len(t.ents) == 0 {
 		return 0
 	}
-	mask := uint64(len(t.buckets) - 1)
-	for i := t.buckets[cursor&mask]; i >= 0; i = t.ents[i].next {
-		fn(i)
+	emit := func(tab []int32, b uint64) {
+		for i := tab[b]; i >= 0; i = t.ents[i].next {
+			fn(i)
+		}
 	}
-	cursor |= ^mask
-	cursor = bits.Reverse64(cursor)
-	cursor++
-	return bits.Reverse64(cursor)
+	next := func(v, mask uint64) uint64 {
+		v |= ^mask
+		v = bits.Reverse64(v)
+		v++
+		return bits.Reverse64(v)
+	}
+	if !t.rehashing() {
+		m0 := uint64(len(t.tab[0]) - 1)
+		emit(t.tab[0], v&m0)
+		return next(v, m0)
+	}
+	t0, t1 := t.tab[0], t.tab[1]
+	if len(t0) > len(t1) {
+		t0, t1 = t1, t0
+	}
+	m0, m1 := uint64(len(t0)-1), uint64(len(t1)-1)
+	emit(t0, v&m0)
+	for {
+		emit(t1, v&m1)
+		v = next(v, m1)
+		if v&(m0^m1) == 0 {
+			break
+		}
+	}
+	return v
 }
 
 // ---------------------------------------------------------------------------

@@ -490,8 +490,8 @@ func TestStrSetAgreesWithMapUnderChurn(t *testing.T) {
 	if len(tb.arena)-tb.garbage != live {
 		t.Fatalf("arena accounting: %d - %d garbage != %d live", len(tb.arena), tb.garbage, live)
 	}
-	if n := len(tb.ents); n > 4 && len(tb.buckets) > 16*n {
-		t.Fatalf("%d buckets for %d members: not shrunk", len(tb.buckets), n)
+	if n := len(tb.ents); n > 4 && len(tb.tab[0]) > 16*n {
+		t.Fatalf("%d buckets for %d members: not shrunk", len(tb.tab[0]), n)
 	}
 }
 
@@ -507,9 +507,9 @@ func TestStrSetBigMemberLength(t *testing.T) {
 		hdr[i] = byte(uint64(len(payload)) >> (8 * i))
 	}
 	tb.arena = append(append(tb.arena, hdr[:]...), payload...)
-	b := memberHash(payload) & uint64(len(tb.buckets)-1)
-	tb.ents = append(tb.ents, setEnt{off: off, n: bigMember, next: tb.buckets[b]})
-	tb.buckets[b] = int32(len(tb.ents) - 1)
+	b := memberHash(payload) & uint64(len(tb.tab[0])-1)
+	tb.ents = append(tb.ents, setEnt{off: off, n: bigMember, next: tb.tab[0][b]})
+	tb.tab[0][b] = int32(len(tb.ents) - 1)
 	if got := tb.find(payload); got != 1 || string(tb.member(1)) != string(payload) || tb.size(1) != 8+len(payload) {
 		t.Fatalf("big member: find %d, member %q", got, tb.member(1))
 	}
@@ -536,8 +536,11 @@ func TestSscanReturnsEveryMemberDespiteGrowth(t *testing.T) {
 				}
 			}
 			seen := map[string]int{}
-			cursor, calls, extra := "0", 0, 0
+			cursor, calls, extra, duringRehash := "0", 0, 0, 0
 			for {
+				if stOf(t, c, "s").ht.rehashing() {
+					duringRehash++
+				}
 				out := stDo(t, c, "sscan", "s", cursor, "count", "7")
 				lines := strings.Split(out, "\r\n")
 				cursor = lines[2]
@@ -566,10 +569,44 @@ func TestSscanReturnsEveryMemberDespiteGrowth(t *testing.T) {
 					t.Errorf("%s never returned (%d calls)", m, calls)
 				}
 			}
-			if s := stOf(t, c, "s"); mode == "grow" && len(s.ht.buckets) < 4096 {
-				t.Errorf("the table did not grow: %d buckets", len(s.ht.buckets))
+			if s := stOf(t, c, "s"); mode == "grow" && len(s.ht.tab[0]) < 4096 {
+				t.Errorf("the table did not grow: %d buckets", len(s.ht.tab[0]))
+			}
+			if duringRehash < 10 {
+				t.Errorf("only %d of %d calls ran during a rehash", duringRehash, calls)
 			}
 		})
+	}
+}
+
+// TestSetRehashIsIncremental: growing a large table moves one bucket per
+// command, never the whole table at once, and finishes.
+func TestSetRehashIsIncremental(t *testing.T) {
+	tb := newStrSet(0)
+	for i := 0; i < 1<<14; i++ {
+		tb.add([]byte("m" + strconv.Itoa(i)))
+	}
+	if tb.rehashing() || len(tb.tab[0]) != 1<<14 {
+		t.Fatalf("table of %d, rehashing %v", len(tb.tab[0]), tb.rehashing())
+	}
+	tb.add([]byte("one more"))
+	if !tb.rehashing() || len(tb.tab[1]) != 1<<15 || tb.rehashIdx > 11 {
+		t.Fatalf("after the add that grows: rehashing %v to %d, at bucket %d", tb.rehashing(), len(tb.tab[1]), tb.rehashIdx)
+	}
+	// Members stay findable mid-rehash, in either table.
+	for i := 0; i < 1<<14; i += 97 {
+		if !tb.has([]byte("m" + strconv.Itoa(i))) {
+			t.Fatalf("m%d lost during the rehash", i)
+		}
+	}
+	for steps := 0; tb.rehashing(); steps++ {
+		if steps > 1<<15 {
+			t.Fatal("the rehash does not finish")
+		}
+		tb.step()
+	}
+	if len(tb.tab[0]) != 1<<15 || tb.find([]byte("one more")) < 0 || tb.find([]byte("m0")) < 0 {
+		t.Fatalf("after the rehash: %d buckets", len(tb.tab[0]))
 	}
 }
 
@@ -577,9 +614,8 @@ func TestSscanReturnsEveryMemberDespiteGrowth(t *testing.T) {
 // count*10+1 buckets, as Redis's maxiterations does, even if it found less.
 func TestSscanBoundsItsWork(t *testing.T) {
 	// A table left sparse (SREM shrinks below 10% fill; build it directly).
-	tb := newStrSet(0)
+	tb := newStrSet(2048)
 	tb.add([]byte("only"))
-	tb.resize(2048)
 	c := stCtx(1)
 	c.DBOf([]byte("s")).SetObj([]byte("s"), TypeSet, EncHashtable, &setObj{ht: tb})
 	lines := strings.Split(stDo(t, c, "sscan", "s", "0", "count", "1"), "\r\n")
