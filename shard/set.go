@@ -467,11 +467,11 @@ func (t *strSet) find(m []byte) int32 {
 	return -1
 }
 
-// has is find for a command: it moves a rehash on, as Redis's dictFind.
-func (t *strSet) has(m []byte) bool {
-	t.step()
-	return t.find(m) >= 0
-}
+// has reports whether m is a member. Unlike Redis's dictFind it does not
+// move a rehash on: only writes do, after db.Modify, because finishing a
+// rehash frees a table and so changes Mem, which memory accounting reads
+// only around writes.
+func (t *strSet) has(m []byte) bool { return t.find(m) >= 0 }
 
 func (t *strSet) add(m []byte) bool {
 	t.step()
