@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
@@ -1066,6 +1067,54 @@ func TestSetMemTracksSize(t *testing.T) {
 	}
 	if h2 := stOf(t, c, "h").Mem(); h2 > h1/4 {
 		t.Errorf("Mem did not shrink: %d -> %d", h1, h2)
+	}
+}
+
+// TestSetMemAccountingStaysExact runs random set commands and checks the
+// shard's memory total against a recount: every change of a set's Mem
+// happens after db.Modify (or on a new value), as accounting requires.
+func TestSetMemAccountingStaysExact(t *testing.T) {
+	c := stCtx(1)
+	s := c.Shards[0]
+	r := rand.New(rand.NewPCG(1, 2))
+	key := func() string { return "k" + strconv.Itoa(r.IntN(4)) }
+	mem := func() string {
+		if r.IntN(3) == 0 {
+			return strconv.Itoa(r.IntN(3000))
+		}
+		return "m" + strconv.Itoa(r.IntN(3000))
+	}
+	for i := 0; i < 20000; i++ {
+		switch r.IntN(12) {
+		case 0, 1, 2:
+			stDo(t, c, "sadd", key(), mem(), mem(), mem())
+		case 3, 4:
+			stDo(t, c, "srem", key(), mem(), mem())
+		case 5:
+			stDo(t, c, "smove", key(), key(), mem())
+		case 6:
+			stDo(t, c, "spop", key(), strconv.Itoa(r.IntN(50)))
+		case 7:
+			stDo(t, c, "spop", key())
+		case 8:
+			stDo(t, c, "sinterstore", key(), key(), key())
+		case 9:
+			stDo(t, c, "sunionstore", key(), key(), key())
+		case 10: // reads must not change Mem (a rehash step could)
+			stDo(t, c, "sismember", key(), mem())
+			stDo(t, c, "sinter", key(), key())
+			stDo(t, c, "smismember", key(), mem(), mem())
+		case 11:
+			stDo(t, c, "sdiffstore", key(), key(), key())
+		}
+		s.settleMem()
+		if i%100 == 0 {
+			got := s.objMem
+			s.recountMem()
+			if got != s.objMem {
+				t.Fatalf("step %d: accounted %d bytes, recount %d", i, got, s.objMem)
+			}
+		}
 	}
 }
 
