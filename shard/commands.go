@@ -5,6 +5,8 @@ package shard
 var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
+	bitmapCommands,
+	hllCommands,
 	setCommands,
 )
 
