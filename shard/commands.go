@@ -8,6 +8,7 @@ var Commands = concatCommands(
 	memoryCommands,
 	bitmapCommands,
 	hllCommands,
+	setCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
