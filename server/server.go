@@ -72,6 +72,8 @@ type Server struct {
 	shutdownOnce sync.Once
 	shutdownErr  chan error
 	lastSave     atomic.Int64
+
+	ps pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -99,6 +101,7 @@ type Loop struct {
 	tickValid bool
 
 	stats loopStats
+	ps    loopPubsub // inbox and notification queue (pubsub.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
@@ -163,6 +166,7 @@ func Run(cfg *Config, log *Logger) error {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initPubsub()
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.

@@ -231,6 +231,7 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	db.count++
 	db.sh.keysChanged++
 	db.signalReady(key, typ)
+	db.Notify(NotifyNew, "new", key) // Redis fires it from dbAdd
 	return slot
 }
 
@@ -494,6 +495,7 @@ func (db *DB) Read(key []byte) int32 {
 	slot := db.Lookup(key)
 	if slot < 0 {
 		db.sh.Stats.KeyspaceMisses++
+		db.Notify(NotifyKeyMiss, "keymiss", key)
 		return -1
 	}
 	db.sh.Stats.KeyspaceHits++

@@ -113,7 +113,8 @@ func dbIndexArg(c *Ctx, b []byte) (int, bool) {
 func cmdDel(c *Ctx, argv [][]byte) {
 	n := 0
 	for _, key := range argv[1:] {
-		if c.DBOf(key).DeleteKey(key) {
+		if db := c.DBOf(key); db.DeleteKey(key) {
+			db.Notify(NotifyGeneric, "del", key)
 			n++
 		}
 	}
@@ -194,6 +195,8 @@ func renameGeneric(c *Ctx, argv [][]byte, nx bool) {
 	// MoveTo replaces newkey and carries type, value, encoding, access
 	// time and expiry, across shards too.
 	src.MoveTo(slot, dst, newkey)
+	src.Notify(NotifyGeneric, "rename_from", key)
+	dst.Notify(NotifyGeneric, "rename_to", newkey)
 	c.Dirty(1)
 	if nx {
 		c.Int(1)
@@ -233,9 +236,13 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 		return
 	}
 	dst := c.Shards[ShardOf(newkey, len(c.Shards))].DBs[dbid]
-	if dst.Write(newkey) >= 0 && !replace {
-		c.Int(0)
-		return
+	if old := dst.Write(newkey); old >= 0 {
+		if !replace {
+			c.Int(0)
+			return
+		}
+		// Replaced as Redis does (delete, then add): the key is "new".
+		dst.Delete(old)
 	}
 	exp, typ, enc := src.Expiry(slot), src.Type(slot), src.Encoding(slot)
 	var ns int32
@@ -249,6 +256,7 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 	if exp != 0 {
 		dst.SetExpiry(ns, exp)
 	}
+	dst.Notify(NotifyGeneric, "copy_to", newkey)
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -272,6 +280,8 @@ func cmdMove(c *Ctx, argv [][]byte) {
 		return
 	}
 	src.MoveTo(slot, dst, key)
+	src.Notify(NotifyGeneric, "move_from", key)
+	dst.Notify(NotifyGeneric, "move_to", key)
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -407,6 +417,7 @@ func expireGeneric(c *Ctx, argv [][]byte, name string, base int64, seconds bool)
 		// that follows removes the key.)
 		db.Delete(slot)
 		c.Propagate(argDEL, key)
+		db.Notify(NotifyGeneric, "del", key)
 		c.Int(1)
 		return
 	}
@@ -424,6 +435,7 @@ func expireGeneric(c *Ctx, argv [][]byte, name string, base int64, seconds bool)
 		prop = append(prop, argv[3:]...)
 		c.Propagate(prop...)
 	}
+	db.Notify(NotifyGeneric, "expire", key)
 	c.Int(1)
 }
 
@@ -481,6 +493,7 @@ func cmdPersist(c *Ctx, argv [][]byte) {
 		return
 	}
 	db.SetExpiry(slot, 0)
+	db.Notify(NotifyGeneric, "persist", argv[1])
 	c.Dirty(1)
 	c.Int(1)
 }
