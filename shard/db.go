@@ -231,7 +231,6 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	db.count++
 	db.sh.keysChanged++
 	db.signalReady(key, typ)
-	db.Notify(NotifyNew, "new", key) // Redis fires it from dbAdd
 	return slot
 }
 
@@ -246,6 +245,7 @@ func (db *DB) SetStr(key, val []byte, keepTTL bool) int32 {
 		e.vlen = uint32(len(val))
 		copy(db.sh.Slab.Bytes(e.kv, len(key)+len(val))[len(key):], val)
 		e.enc = strEncoding(val)
+		db.Notify(NotifyNew, "new", key) // Redis's dbAdd; an overwrite is not new
 		return slot
 	}
 	db.replaceStr(slot, val)
@@ -307,13 +307,17 @@ func (db *DB) ResizeStr(slot int32, n int) []byte {
 func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj Object) int32 {
 	h := Hash(key)
 	slot := db.find(key, h)
-	if slot >= 0 {
+	existed := slot >= 0
+	if existed {
 		db.Delete(slot)
 	}
 	slot = db.insert(key, h, typ, 0)
 	e := db.at(slot)
 	e.vlen = db.sh.newObj(obj)
 	e.enc = enc
+	if !existed {
+		db.Notify(NotifyNew, "new", key) // Redis's dbAdd; an overwrite is not new
+	}
 	return slot
 }
 
@@ -413,6 +417,7 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 		dst.SetExpiry(ns, e.exp)
 	}
 	db.unlink(slot, dst.sh != db.sh)
+	dst.Notify(NotifyNew, "new", newKey) // RENAME and MOVE add the key with dbAdd
 	return ns
 }
 

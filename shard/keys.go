@@ -64,8 +64,19 @@ var (
 )
 
 // lookupNoTouch is Redis's lookupKeyReadWithFlags(LOOKUP_NOTOUCH): lazy
-// expiry and hit/miss statistics, but the access time is left alone.
+// expiry, hit/miss statistics and the keymiss event, but the access time is
+// left alone.
 func lookupNoTouch(db *DB, key []byte) int32 {
+	slot := lookupNoNotify(db, key)
+	if slot < 0 {
+		db.Notify(NotifyKeyMiss, "keymiss", key)
+	}
+	return slot
+}
+
+// lookupNoNotify is lookupNoTouch without the keymiss event (OBJECT's
+// LOOKUP_NOTOUCH|LOOKUP_NONOTIFY).
+func lookupNoNotify(db *DB, key []byte) int32 {
 	slot := db.Lookup(key)
 	if slot < 0 {
 		db.sh.Stats.KeyspaceMisses++
@@ -762,7 +773,7 @@ func cmdFlushall(c *Ctx, argv [][]byte) {
 // replying null when it is missing.
 func objectLookup(c *Ctx, argv [][]byte) (*DB, int32) {
 	db := c.DBOf(argv[2])
-	slot := lookupNoTouch(db, argv[2])
+	slot := lookupNoNotify(db, argv[2])
 	if slot < 0 {
 		c.Null()
 	}
