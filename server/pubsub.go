@@ -184,9 +184,7 @@ func (srv *Server) initPubsub() {
 		l.ps.targets = make([][]target, len(srv.loops))
 		l.ps.drainRun = gnet.RunnableFunc(func(context.Context) error {
 			l.drainInbox(nil, true)
-			if l.srv.persist != nil {
-				l.endEvent()
-			}
+			l.deferEnd() // with an AOF, the clients written to flush with the round
 			return nil
 		})
 		l.ps.notifyFn = l.notify
