@@ -354,7 +354,7 @@ func (cl *Client) checkOutputLimit(async bool) bool {
 	if cl.c == nil || cl.closing || cl.closed || cl.ps == nil {
 		return false
 	}
-	used := uint64(len(cl.out) + cl.c.OutboundBuffered())
+	used := uint64(cl.outputUsage())
 	if used == 0 {
 		return false
 	}
@@ -389,6 +389,16 @@ func (cl *Client) checkOutputLimit(async bool) bool {
 	cl.closing = true
 	cl.writeOut()
 	return true
+}
+
+// outputUsage is the client's unsent output: our buffer and gnet's
+// outbound one (CLIENT LIST omem, Redis's getClientOutputBufferMemoryUsage).
+func (cl *Client) outputUsage() int {
+	n := len(cl.out)
+	if cl.c != nil {
+		n += cl.c.OutboundBuffered()
+	}
+	return n
 }
 
 // pubsubCron checks the output limits of the loop's subscribers (the soft
