@@ -41,10 +41,12 @@ package server
 //
 // Output limits. After a drain appends to a client, and once a second from
 // the loop's cron, the client's unsent output (our buffer plus gnet's
-// outbound buffer) is checked against client-output-buffer-limit for its
-// class (pubsub while subscribed), as Redis's checkClientOutputBufferLimits:
-// over the hard limit, or over the soft limit for longer than the soft
-// seconds, the client is closed and logged as Redis logs it.
+// outbound buffer; CLIENT LIST omem) is checked against
+// client-output-buffer-limit for its class (pubsub while subscribed), as
+// Redis's checkClientOutputBufferLimits: over the hard limit, or over the
+// soft limit for longer than the soft seconds, the client is closed and
+// logged as Redis logs it. (The normal class is not enforced here: that
+// check belongs where replies are written.)
 //
 // Keyspace notifications. A shard calls its OnNotify hook from DB.Notify on
 // the loop that runs the command (the shard's own loop, or the executor of a
