@@ -651,14 +651,18 @@ func cmdScan(c *Ctx, argv [][]byte) {
 		}
 		expired := db.Expired(slot)
 		if useTyp {
-			// Redis looks the key up to learn its type (counting a hit or miss).
+			// Redis looks the key up to learn its type (counting a hit or
+			// miss, and firing expired then keymiss for a stale key).
 			if expired {
 				db.sh.Stats.KeyspaceMisses++
-			} else {
-				db.sh.Stats.KeyspaceHits++
-				if !EqualFold(typ, typeName(db.Type(slot))) {
-					continue
-				}
+				key := append([]byte(nil), db.Key(slot)...)
+				db.expireSlot(slot)
+				db.Notify(NotifyKeyMiss, "keymiss", key)
+				continue
+			}
+			db.sh.Stats.KeyspaceHits++
+			if !EqualFold(typ, typeName(db.Type(slot))) {
+				continue
 			}
 		}
 		if expired {

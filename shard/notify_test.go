@@ -133,6 +133,18 @@ func TestExpiredKeysFireExpired(t *testing.T) {
 	}
 }
 
+func TestScanTypeFiresExpiredThenKeymissForStaleKeys(t *testing.T) {
+	c, events := notifyCtx(notifyAllClasses)
+	c.Shards = c.Shards[:1]
+	runLine(t, c, "set stale 1 px 100")
+	setNow(c, testNow+200)
+	*events = nil
+	runLine(t, c, "scan 0 type string")
+	if want := "0 expired stale|0 keymiss stale"; strings.Join(*events, "|") != want {
+		t.Fatalf("got %q, want %q", *events, want)
+	}
+}
+
 func TestNotifyRespectsClassesAndLoading(t *testing.T) {
 	c, events := notifyCtx(NotifyString | NotifyKeyevent) // no g, no n
 	runLine(t, c, "set a 1 ex 10")
