@@ -42,6 +42,8 @@ type Client struct {
 	ownBuf []byte
 	out    []byte
 
+	multi multiState // MULTI/EXEC and WATCH (multi.go)
+
 	hop          hop
 	hopOut       bool
 	need         uint64 // log position its pending replies wait for (persist.go)
@@ -59,7 +61,9 @@ type Client struct {
 	killed   bool
 }
 
-func (cl *Client) onClose() {}
+func (cl *Client) onClose() {
+	cl.multiClose()
+}
 
 // setAuthenticated records whether the client may run commands; until it
 // may, the parser applies Redis's tighter limits for unauthenticated input.
@@ -101,6 +105,7 @@ func (cl *Client) infoLine() string {
 	if cl.noTouch {
 		fl = append(fl, 'T')
 	}
+	fl = cl.multiFlags(fl)
 	if len(fl) > 0 {
 		flags = string(fl)
 	}
@@ -113,10 +118,10 @@ func (cl *Client) infoLine() string {
 		fd = cl.c.Fd()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
+	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=%d rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
 		cl.id, cl.addr(), cl.laddr(), fd, cl.name,
 		int64(now.Sub(cl.created).Seconds()), int64(now.Sub(cl.lastInteraction).Seconds()),
-		flags, cl.db, len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf),
+		flags, cl.db, cl.multiCount(), len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf), cl.multiMem(),
 		cap(cl.out), len(cl.out), cap(cl.ownBuf)+cap(cl.out)+1024, cmd, cl.proto)
 	if cl.libName != "" || cl.libVer != "" {
 		fmt.Fprintf(&b, " lib-name=%s lib-ver=%s", cl.libName, cl.libVer)
