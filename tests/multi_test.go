@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -489,4 +490,84 @@ func stripAnnotations(b []byte) []byte {
 		out = append(out, line...)
 	}
 	return out
+}
+
+// The AOF holds an EXEC's writes as Redis 7.0 propagates them: one MULTI ...
+// EXEC block when it logs more than one command (with SELECT inside when
+// the database changes), the command alone when it logs one, nothing when
+// it logs nothing; the file passes redis-check-aof, loads back in redshard
+// and, where installed, in redis-server with the same data.
+func TestMultiExecAOFBlocks(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerIn(t, dir, aofArgs("always", "--shards", strconv.Itoa(nShards))...)
+	k := spreadKeys("aofmx:", nShards, 1)
+	a, b, c := k[0], k[1], k[2]
+	rc := s.raw(t)
+	for _, step := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"SET", a, "1"}, "+QUEUED\r\n"},
+		{[]string{"GET", a}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "*2\r\n+OK\r\n$1\r\n1\r\n"},
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"GET", a}, "+QUEUED\r\n"},
+		{[]string{"DEL", "nosuchkey"}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "*2\r\n$1\r\n1\r\n:0\r\n"},
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"INCR", a}, "+QUEUED\r\n"},
+		{[]string{"SET", b, "x"}, "+QUEUED\r\n"},
+		{[]string{"SELECT", "2"}, "+QUEUED\r\n"},
+		{[]string{"SET", c, "y"}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "*4\r\n:2\r\n+OK\r\n+OK\r\n+OK\r\n"},
+		{[]string{"SELECT", "0"}, "+OK\r\n"},
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"SET", "foo", "bar"}, "+QUEUED\r\n"},
+		{[]string{"FLUSHALL"}, "+QUEUED\r\n"},
+		{[]string{"SET", a, "after"}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "*3\r\n+OK\r\n+OK\r\n+OK\r\n"},
+	} {
+		rc.do(resp(step.cmd...), step.want)
+	}
+	s.stop()
+
+	data, err := os.ReadFile(incrFileOf(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := parseCommands(stripAnnotations(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, cmd := range cmds {
+		got = append(got, strings.Join(cmd, " "))
+	}
+	want := []string{
+		"SELECT 0", "SET " + a + " 1",
+		"MULTI", "INCR " + a, "SET " + b + " x", "SELECT 2", "SET " + c + " y", "EXEC",
+		"SELECT 0", "MULTI", "SET foo bar", "FLUSHALL", "SET " + a + " after", "EXEC",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("AOF commands:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if bin, err := exec.LookPath("redis-check-aof"); err == nil {
+		out, err := exec.Command(bin, manifestOf(dir)).CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("All AOF files and manifest are valid")) {
+			t.Errorf("redis-check-aof: %v\n%s", err, out)
+		}
+	}
+	s = startServerIn(t, dir, aofArgs("always", "--shards", strconv.Itoa(nShards))...)
+	wantData := dumpDBs(t, s.Addr, 0, 2)
+	if len(wantData[0]) != 1 || len(wantData[2]) != 0 {
+		t.Fatalf("after reload: %v", wantData)
+	}
+	s.stop()
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		r := startRedisServer(t, dir, "--appendonly", "yes")
+		if diff := diffDumps(dumpDBs(t, r.Addr, 0, 2), wantData); diff != "" {
+			t.Errorf("redis-server loads different data:\n%s", diff)
+		}
+	}
 }
