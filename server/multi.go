@@ -57,8 +57,15 @@ package server
 // removed at once, the others by a task sent to their loop; a registration
 // that lingers meanwhile can only mark the finished session's watcher.
 //
+// maxmemory. While queueing, a command is refused with -OOM (flagging the
+// transaction) when the home shard cannot get within its share; EXEC with a
+// denyoom command makes room on all of its shards first and is refused as a
+// whole (-EXECABORT ... OOM) if one cannot, as Redis checks EXEC once with
+// the queued commands' flags; the queued commands are not checked again.
+//
 // Restrictions (documented differences): CLIENT REPLY OFF/SKIP queued
-// inside MULTI takes effect after the EXEC, not within its reply.
+// inside MULTI takes effect after the EXEC, not within its reply; the
+// queue-time OOM check sees only the home shard (Redis's is global).
 
 import (
 	"context"
@@ -144,6 +151,12 @@ func (cl *Client) routeMulti(cmd *Cmd, argv [][]byte) (target int, mask uint64, 
 		return target, mask, false
 	}
 	cl.lastCmd = cmd.fullName
+	if cl.srv.shardBudget.Load() > 0 && !cl.loop.makeRoom(1<<uint(cl.loop.id)) {
+		// Redis refuses to queue anything while out of memory. Only the
+		// home shard can be asked here; EXEC checks all of its shards.
+		cl.reject(cmd, oomError)
+		return 0, 0, true
+	}
 	if !tx.aborted {
 		// No sense in growing the queue of a transaction that will abort.
 		tx.add(cmd, argv)
@@ -407,6 +420,13 @@ func cmdExec(x *Exec, argv [][]byte) {
 		return
 	}
 	l := x.loop
+	if tx.flags&flagDenyOOM != 0 && l.srv.shardBudget.Load() > 0 && !l.makeRoom(owned) {
+		// Redis's processCommand refuses such an EXEC as a whole; the
+		// queued commands then run without a check of their own.
+		x.Err("EXECABORT Transaction discarded because of: " + oomError)
+		cl.discardMulti(owned)
+		return
+	}
 	cmds, all := tx.cmds, tx.build()
 	persisting := l.srv.persist != nil
 	drop := x.dropReply // CLIENT REPLY OFF/SKIP applies to EXEC's whole reply

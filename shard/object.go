@@ -25,6 +25,9 @@ type Object interface {
 func (db *DB) Modify(slot int32) {
 	db.rwBefore(slot)
 	db.touchSlot(slot) // WATCH (watch.go)
+	if e := db.at(slot); e.typ != TypeString {
+		db.memOut(slot, e)
+	}
 }
 
 // Tunables are the config values the data types read: encoding thresholds
@@ -40,6 +43,12 @@ type Tunables struct {
 	ListCompressDepth      atomic.Int64 // list-compress-depth (0)
 	// NotifyFlags is notify-keyspace-events as a mask of Notify* bits.
 	NotifyFlags atomic.Uint32
+
+	MaxmemoryPolicy           atomic.Int64 // maxmemory-policy, a Policy* value
+	MaxmemorySamples          atomic.Int64 // maxmemory-samples (5)
+	MaxmemoryEvictionTenacity atomic.Int64 // maxmemory-eviction-tenacity (10)
+	LFULogFactor              atomic.Int64 // lfu-log-factor (10)
+	LFUDecayTime              atomic.Int64 // lfu-decay-time (1)
 }
 
 // DefaultTunables returns Redis's defaults.
@@ -51,6 +60,11 @@ func DefaultTunables() *Tunables {
 	t.ZsetMaxListpackEntries.Store(128)
 	t.ZsetMaxListpackValue.Store(64)
 	t.ListMaxListpackSize.Store(-2)
+	t.MaxmemoryPolicy.Store(PolicyNoEviction)
+	t.MaxmemorySamples.Store(5)
+	t.MaxmemoryEvictionTenacity.Store(10)
+	t.LFULogFactor.Store(10)
+	t.LFUDecayTime.Store(1)
 	return t
 }
 
