@@ -144,18 +144,23 @@ func (cl *Client) routeMulti(cmd *Cmd, argv [][]byte) (target int, mask uint64, 
 	switch cmd.fullName {
 	case "exec":
 		return cl.routeExec(cmd)
-	case "watch":
-		return -1, 0, false // answered at home: not allowed inside MULTI
-	case "multi", "discard", "quit", "reset":
+	case "discard", "quit", "reset":
 		target, mask = cl.placement(cmd, argv)
 		return target, mask, false
 	}
 	cl.lastCmd = cmd.fullName
 	if cl.srv.shardBudget.Load() > 0 && !cl.loop.makeRoom(1<<uint(cl.loop.id)) {
-		// Redis refuses to queue anything while out of memory. Only the
-		// home shard can be asked here; EXEC checks all of its shards.
+		// Redis refuses anything but EXEC, DISCARD, QUIT and RESET in MULTI
+		// while out of memory. Only the home shard can be asked here; EXEC
+		// checks all of its shards.
 		cl.reject(cmd, oomError)
 		return 0, 0, true
+	}
+	switch cmd.fullName {
+	case "watch":
+		return -1, 0, false // answered at home: not allowed inside MULTI
+	case "multi":
+		return -1, 0, false // answered at home: nested
 	}
 	if !tx.aborted {
 		// No sense in growing the queue of a transaction that will abort.

@@ -188,3 +188,42 @@ func TestWatchExec(t *testing.T) {
 		t.Fatalf("EXEC after a watched key expired: %q", got)
 	}
 }
+
+// maxmemory: while out of memory nothing can be queued (the transaction is
+// flagged) but DISCARD works; EXEC is refused as a whole when it holds a
+// denyoom command, and runs when it holds only reads.
+func TestMultiOOM(t *testing.T) {
+	srv := admServer(t, 1)
+	cl := admClient(srv, 0, 5000)
+	do := func(cmd, want string) {
+		t.Helper()
+		if got := mxDo(srv, cl, strings.Fields(cmd)...); got != want {
+			t.Fatalf("%s:\n got  %q\n want %q", cmd, got, want)
+		}
+	}
+	do("SET x value", "+OK\r\n")
+	srv.shardBudget.Store(1) // maxmemory reached, noeviction
+
+	do("MULTI", "+OK\r\n")
+	do("SET y 1", "-"+oomError+"\r\n")
+	do("DISCARD", "+OK\r\n")
+	do("MULTI", "+OK\r\n")
+	do("GET x", "-"+oomError+"\r\n")
+	do("EXEC", "-EXECABORT Transaction discarded because of previous errors.\r\n")
+
+	srv.shardBudget.Store(0)
+	do("MULTI", "+OK\r\n")
+	do("GET x", "+QUEUED\r\n")
+	do("PING", "+QUEUED\r\n")
+	srv.shardBudget.Store(1)
+	do("EXEC", "*2\r\n$5\r\nvalue\r\n+PONG\r\n")
+
+	srv.shardBudget.Store(0)
+	do("MULTI", "+OK\r\n")
+	do("SET x 1", "+QUEUED\r\n")
+	do("GET x", "+QUEUED\r\n")
+	srv.shardBudget.Store(1)
+	do("EXEC", "-EXECABORT Transaction discarded because of: "+oomError+"\r\n")
+	srv.shardBudget.Store(0)
+	do("GET x", "$5\r\nvalue\r\n")
+}
