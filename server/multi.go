@@ -38,11 +38,14 @@ package server
 // reply waits, like any reply, until the log holds what it depends on.
 //
 // Propagation (Redis 7.0's propagatePendingCommands). The commands an EXEC
-// logs go to the executor's producer as one MULTI ... EXEC block, within
-// one batch of the log (so one record, replayed all or nothing); an EXEC
-// that logs a single command logs it bare, and one that logs nothing logs
-// nothing. The first logged command is held back until a second one shows
-// that a block is needed.
+// logs are held while it runs and then go to the executor's producer as one
+// MULTI ... EXEC block, within one batch of the log (so one record,
+// replayed all or nothing); an EXEC that logs a single command logs it
+// bare, and one that logs nothing logs nothing. Holding them to the end
+// also keeps the block whole when a command inside submits the loop's
+// records (CONFIG SET appendonly no); BGREWRITEAOF inside EXEC answers
+// "scheduled" and makes its cut after the block, as Redis defers it, so the
+// rewrite's image never holds half of a block that the new log replays.
 //
 // WATCH. The registry lives in the shards (shard/watch.go): WATCH is routed
 // by its keys like a multi-key read, and registers a fresh shard.Watcher
@@ -115,11 +118,17 @@ type multiState struct {
 	runMask uint64 // the shards EXEC's loop may touch
 	need    uint64 // what EXEC's reply waits for in the log (Loop.track)
 	now     bool
-	nprop   int      // commands logged so far
-	heldDB  int      // the first of them, held until a second one comes
-	held    [][]byte //
-	heldBuf []byte
-	lastDB  int
+	// What EXEC logs, held until it ends (propagate, endPropagation):
+	// command i is logged in database propDBs[i] with propN[i] arguments,
+	// argument k ending at propEnds[k] in propBuf.
+	propBuf  []byte
+	propDBs  []int
+	propN    []int32
+	propEnds []int
+	propArgv [][]byte
+	// BGREWRITEAOF ran inside EXEC: the cut is made after EXEC's block is
+	// logged, so that the image and the log agree (Redis schedules it too).
+	rewriteAfter bool
 
 	watch *watchState // nil: nothing watched
 }
@@ -456,10 +465,23 @@ func cmdExec(x *Exec, argv [][]byte) {
 			}
 		}
 	}
-	if ps := l.srv.persist; ps != nil {
-		tx.endPropagation(l.p.prod)
+	var prod *aof.Producer
+	if l.srv.persist != nil {
+		prod = l.p.prod
 	}
-	tx.nprop = 0
+	tx.endPropagation(prod)
+	if tx.rewriteAfter {
+		// BGREWRITEAOF inside EXEC: every loop is parked (it needs all
+		// shards), EXEC's block is in this loop's records; cut now.
+		tx.rewriteAfter = false
+		if l.srv.persist != nil {
+			l.p.wrote |= 1<<uint(len(l.srv.shards)) - 1
+			l.submit()
+			if err := l.srv.startRewrite(); err != nil {
+				l.srv.log.Warningf("Background append only file rewriting scheduled by EXEC failed to start: %s", err.Error())
+			}
+		}
+	}
 	x.InMulti = false
 	tx.running = false
 	x.dropReply = drop
@@ -477,54 +499,59 @@ func (l *Loop) execTracked() (need uint64, now bool) {
 }
 
 // propagate logs a command run inside EXEC (srv.propagate hands it over):
-// held while it is the first, then the MULTI block.
-func (tx *multiState) propagate(p *aof.Producer, x *Exec, argv [][]byte) {
+// it is held until EXEC ends.
+func (tx *multiState) propagate(x *Exec, argv [][]byte) {
 	if !x.Prop.Custom {
-		tx.log(p, x.DB, argv)
+		tx.hold(x.DB, argv)
 		return
 	}
 	for _, c := range x.Prop.Cmds {
-		tx.log(p, x.DB, c)
+		tx.hold(x.DB, c)
 	}
 }
 
-func (tx *multiState) log(p *aof.Producer, db int, argv [][]byte) {
-	tx.nprop++
-	switch tx.nprop {
-	case 1:
-		tx.heldDB = db
-		tx.heldBuf = tx.heldBuf[:0]
-		for _, a := range argv {
-			tx.heldBuf = append(tx.heldBuf, a...)
-		}
-		tx.held = tx.held[:0]
-		pos := 0
-		for _, a := range argv {
-			end := pos + len(a)
-			tx.held = append(tx.held, tx.heldBuf[pos:end:end])
-			pos = end
-		}
-	case 2:
-		p.Append(tx.heldDB, [][]byte{wordMULTI})
-		p.Append(tx.heldDB, tx.held)
-		p.Append(db, argv)
-	default:
-		p.Append(db, argv)
+func (tx *multiState) hold(db int, argv [][]byte) {
+	tx.propDBs = append(tx.propDBs, db)
+	tx.propN = append(tx.propN, int32(len(argv)))
+	for _, a := range argv {
+		tx.propBuf = append(tx.propBuf, a...)
+		tx.propEnds = append(tx.propEnds, len(tx.propBuf))
 	}
-	tx.lastDB = db
 }
 
-// endPropagation closes what EXEC logged: the held command alone, or the
-// block's EXEC (in the last command's database, so no SELECT comes first).
+// endPropagation logs what EXEC held (Redis 7.0's propagatePendingCommands):
+// nothing, one command as it is, or a MULTI ... EXEC block; all of it at
+// once, so that it lands in one batch of the log even when a command of the
+// transaction submitted the loop's records (CONFIG SET appendonly). The
+// MULTI goes in the first command's database (a SELECT comes before it),
+// the EXEC in the last one's. With the log off (p nil) it is dropped.
 func (tx *multiState) endPropagation(p *aof.Producer) {
-	switch {
-	case tx.nprop == 1:
-		p.Append(tx.heldDB, tx.held)
-	case tx.nprop > 1:
-		p.Append(tx.lastDB, [][]byte{wordEXEC})
+	n := len(tx.propDBs)
+	if p != nil && n > 0 {
+		if n > 1 {
+			p.Append(tx.propDBs[0], [][]byte{wordMULTI})
+		}
+		pos, k := 0, 0
+		for i, db := range tx.propDBs {
+			argv := tx.propArgv[:0]
+			for j := int32(0); j < tx.propN[i]; j++ {
+				end := tx.propEnds[k]
+				argv = append(argv, tx.propBuf[pos:end])
+				pos = end
+				k++
+			}
+			p.Append(db, argv)
+			tx.propArgv = argv[:0]
+		}
+		if n > 1 {
+			p.Append(tx.propDBs[n-1], [][]byte{wordEXEC})
+		}
 	}
-	if cap(tx.heldBuf) > 64<<10 {
-		tx.heldBuf = nil
+	tx.propDBs, tx.propN, tx.propEnds = tx.propDBs[:0], tx.propN[:0], tx.propEnds[:0]
+	if cap(tx.propBuf) > 64<<10 {
+		tx.propBuf = nil
+	} else {
+		tx.propBuf = tx.propBuf[:0]
 	}
 }
 

@@ -359,7 +359,7 @@ func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	p := l.p.prod
 	if x.cl != nil && x.cl.multi.running {
-		x.cl.multi.propagate(p, x, argv) // one MULTI ... EXEC block (multi.go)
+		x.cl.multi.propagate(x, argv) // held for one MULTI ... EXEC block (multi.go)
 		return
 	}
 	if !x.Prop.Custom {

@@ -571,3 +571,40 @@ func TestMultiExecAOFBlocks(t *testing.T) {
 		}
 	}
 }
+
+// BGREWRITEAOF inside EXEC is scheduled after the EXEC, as in Redis: the
+// rewrite's image and the new log must not both hold the transaction's
+// writes (an INCR would count twice after a restart).
+func TestMultiExecWithBGREWRITEAOF(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerIn(t, dir, aofArgs("always", "--shards", strconv.Itoa(nShards))...)
+	k := spreadKeys("aofrw:", nShards, 1)
+	rc := s.raw(t)
+	rc.do(resp("SET", k[0], "10"), "+OK\r\n")
+	rc.do(resp("MULTI"), "+OK\r\n")
+	rc.do(resp("INCR", k[0]), "+QUEUED\r\n")
+	rc.do(resp("INCR", k[1]), "+QUEUED\r\n")
+	rc.do(resp("BGREWRITEAOF"), "+QUEUED\r\n")
+	rc.do(resp("INCR", k[2]), "+QUEUED\r\n")
+	rc.do(resp("INCR", k[0]), "+QUEUED\r\n")
+	rc.do(resp("EXEC"), "*5\r\n:11\r\n:1\r\n+Background append only file rewriting scheduled\r\n:1\r\n:12\r\n")
+	c := s.client(t, 2)
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_rewrite_in_progress:0") {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduled rewrite did not finish")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(c.Info(ctx, "persistence").Val(), "aof_last_bgrewrite_status:ok") {
+		t.Fatalf("rewrite failed:\n%s", c.Info(ctx, "persistence").Val())
+	}
+	rc.do(resp("INCR", k[1]), ":2\r\n")
+	s.stop()
+	s = startServerIn(t, dir, aofArgs("always", "--shards", strconv.Itoa(nShards))...)
+	got := s.client(t, 2).MGet(ctx, k[0], k[1], k[2]).Val()
+	if len(got) != 3 || got[0] != "12" || got[1] != "2" || got[2] != "1" {
+		t.Fatalf("after the restart %v, want [12 2 1]", got)
+	}
+}
