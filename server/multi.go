@@ -442,7 +442,6 @@ func cmdExec(x *Exec, argv [][]byte) {
 		return
 	}
 	cmds, all := tx.cmds, tx.build()
-	persisting := l.srv.persist != nil
 	drop := x.dropReply // CLIENT REPLY OFF/SKIP applies to EXEC's whole reply
 	x.dropReply = false
 	tx.running = true
@@ -450,7 +449,7 @@ func cmdExec(x *Exec, argv [][]byte) {
 	x.Array(len(cmds))
 	for i, cmd := range cmds {
 		l.call(x, cmd, all[i])
-		if persisting {
+		if l.srv.persist != nil { // (CONFIG SET appendonly may change it)
 			need, now := l.track(cmd, all[i], owned, x.Prop.Dirty > 0)
 			if need > tx.need {
 				tx.need = need
