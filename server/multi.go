@@ -16,7 +16,9 @@ package server
 // (placement) are OR-ed into one mask, and a command that runs on the home
 // loop (SELECT, CLIENT ..., CONFIG ..., AUTH, HELLO: it changes the
 // client) adds the home shard. EXEC is then routed like one command over
-// that mask, with the existing machinery of dispatch.go:
+// that mask (Dragonfly's idea: a transaction takes, ahead of running, the
+// union of the shards it touches), with the existing machinery of
+// dispatch.go:
 //   - no shard, or only the home shard: EXEC runs inline, no hop, no park;
 //   - one other shard: a hop to its loop;
 //   - several shards (or a command that needs all of them: FLUSHALL,
@@ -67,8 +69,9 @@ package server
 // the queued commands' flags; the queued commands are not checked again.
 //
 // Restrictions (documented differences): CLIENT REPLY OFF/SKIP queued
-// inside MULTI takes effect after the EXEC, not within its reply; the
-// queue-time OOM check sees only the home shard (Redis's is global).
+// inside MULTI is not supported (in Redis it truncates EXEC's array; here
+// it may drop EXEC's whole reply); the queue-time OOM check sees only the
+// home shard (Redis's is global).
 
 import (
 	"context"
