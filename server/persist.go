@@ -31,7 +31,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -280,69 +279,6 @@ func seq(n int) []int {
 		s[i] = i
 	}
 	return s
-}
-
-// loadLog replays the log into shards with load (Log.Load at start,
-// Log.Reload for DEBUG LOADAOF), on the calling goroutine: commands go
-// straight to the shards through the command table, nothing is logged.
-// Nothing else may touch the shards meanwhile. At start (progress set) it
-// logs the progress every few seconds, and gives up if the server stops.
-func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error) (aof.LoadStats, error), progress bool) (aof.LoadStats, error) {
-	for _, sh := range shards {
-		sh.Loading = true
-		sh.SetNow(time.Now().UnixMilli())
-	}
-	defer func() {
-		for _, sh := range shards {
-			sh.Loading = false
-		}
-	}()
-	x := &Exec{srv: srv}
-	x.Shards = shards
-	x.Proto = 2
-	lg := srv.persist.log
-	var n int64
-	lastLog := time.Now()
-	return load(func(argv [][]byte) error {
-		if len(argv) == 0 {
-			return nil
-		}
-		if n++; n&4095 == 0 && progress {
-			if srv.stopping.Load() {
-				return errLoadAborted
-			}
-			if now := time.Now(); now.Sub(lastLog) >= time.Second {
-				lastLog = now
-				done, total := lg.LoadProgress()
-				srv.log.Noticef("Loading the append only file: %.2f%% (%d of %d bytes, %d commands)",
-					loadPercent(done, total), done, total, n)
-			}
-		}
-		switch strings.ToLower(string(argv[0])) {
-		case "select":
-			if len(argv) == 2 {
-				var db int
-				if _, err := fmt.Sscan(string(argv[1]), &db); err == nil && db >= 0 && db < len(shards[0].DBs) {
-					x.DB = db
-					return nil
-				}
-			}
-			return fmt.Errorf("bad SELECT in the AOF")
-		case "multi", "exec":
-			return nil // the loader hands over whole transactions only
-		}
-		cmd := srv.lookup(argv)
-		if cmd == nil || cmd.run == nil || cmd.subs != nil {
-			return fmt.Errorf("unknown command '%s' reading the append only file", argv[0])
-		}
-		if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
-			return fmt.Errorf("wrong number of arguments for '%s' reading the append only file", cmd.fullName)
-		}
-		x.Out = x.Out[:0]
-		x.NowMs = time.Now().UnixMilli()
-		cmd.run(&x.Ctx, argv)
-		return nil
-	})
 }
 
 func loadPercent(done, total int64) float64 {

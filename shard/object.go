@@ -41,6 +41,8 @@ type Tunables struct {
 	ZsetMaxListpackValue   atomic.Int64 // zset-max-listpack-value (64)
 	ListMaxListpackSize    atomic.Int64 // list-max-listpack-size (-2)
 	ListCompressDepth      atomic.Int64 // list-compress-depth (0)
+	ProtoMaxBulkLen        atomic.Int64 // proto-max-bulk-len (512mb): bit offsets stay below it
+	HLLSparseMaxBytes      atomic.Int64 // hll-sparse-max-bytes (3000)
 	// NotifyFlags is notify-keyspace-events as a mask of Notify* bits.
 	NotifyFlags atomic.Uint32
 
@@ -65,6 +67,8 @@ func DefaultTunables() *Tunables {
 	t.MaxmemoryEvictionTenacity.Store(10)
 	t.LFULogFactor.Store(10)
 	t.LFUDecayTime.Store(1)
+	t.ProtoMaxBulkLen.Store(512 << 20)
+	t.HLLSparseMaxBytes.Store(3000)
 	return t
 }
 
