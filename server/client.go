@@ -42,6 +42,8 @@ type Client struct {
 	ownBuf []byte
 	out    []byte
 
+	multi multiState // MULTI/EXEC and WATCH (multi.go)
+
 	hop          hop
 	hopOut       bool
 	need         uint64 // log position its pending replies wait for (persist.go)
@@ -64,6 +66,7 @@ type Client struct {
 
 func (cl *Client) onClose() {
 	cl.pubsubClose()
+	cl.multiClose()
 }
 
 // setAuthenticated records whether the client may run commands; until it
@@ -109,6 +112,7 @@ func (cl *Client) infoLine() string {
 	if cl.noTouch {
 		fl = append(fl, 'T')
 	}
+	fl = cl.multiFlags(fl)
 	if len(fl) > 0 {
 		flags = string(fl)
 	}
@@ -122,10 +126,10 @@ func (cl *Client) infoLine() string {
 	}
 	sub, psub, ssub := cl.pubsubInfo()
 	var b strings.Builder
-	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
+	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=%d rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
 		cl.id, cl.addr(), cl.laddr(), fd, cl.name,
 		int64(now.Sub(cl.created).Seconds()), int64(now.Sub(cl.lastInteraction).Seconds()),
-		flags, cl.db, sub, psub, ssub, len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf),
+		flags, cl.db, sub, psub, ssub, cl.multiCount(), len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf), cl.multiMem(),
 		cap(cl.out), len(cl.out), cl.outputUsage(), cap(cl.ownBuf)+cap(cl.out)+1024+cl.outputUsage(), cmd, cl.proto)
 	if cl.libName != "" || cl.libVer != "" {
 		fmt.Fprintf(&b, " lib-name=%s lib-ver=%s", cl.libName, cl.libVer)

@@ -324,6 +324,7 @@ func (cl *Client) hopDone(context.Context) error {
 		h.argv[i] = h.argv[i][:0]
 	}
 	if cl.closed {
+		cl.multiClose() // WATCH state left while the hop was out (multi.go)
 		return nil
 	}
 	for _, cmd := range h.cmds {
@@ -458,7 +459,8 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 	}
 	x.Prop.Reset()
-	if cmd.flags&flagDenyOOM != 0 && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
+	// Inside EXEC the room was made once for the whole transaction (multi.go).
+	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)
@@ -497,6 +499,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 // reject answers an error for a command that did not run (unknown, arity,
 // auth, ...), counting it as Redis does (rejected_calls, errorstats).
 func (cl *Client) reject(cmd *Cmd, msg string) {
+	msg = cl.multiReject(cmd, msg) // flags a transaction being queued (multi.go)
 	start := len(cl.out)
 	cl.out = resp.AppendError(cl.out, msg)
 	cl.replyDone(start) // CLIENT REPLY OFF/SKIP

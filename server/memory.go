@@ -49,7 +49,9 @@ func (srv *Server) applyMaxmemory() {
 	} else {
 		share := (max - srv.memStartup) / int64(len(srv.shards))
 		if share < 1 {
-			share = 1
+			// maxmemory below what the server holds at startup: nothing
+			// fits, as in Redis, where used_memory is already over it.
+			share = -1
 		}
 		srv.shardBudget.Store(share)
 	}
