@@ -1,0 +1,1192 @@
+package shard
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"strconv"
+)
+
+// Hash commands (Redis 7.0 t_hash.c) and the hash value.
+//
+// A hash has two forms, named as OBJECT ENCODING names Redis's:
+//
+//   - listpack: one byte slice of the pairs in insertion order, each string
+//     a uvarint length and its bytes (field, value, field, value, ...).
+//     Lookups are linear, as in Redis; it holds one pointer however many
+//     fields there are. A hash starts so and stays so while it has at most
+//     hash-max-listpack-entries fields, none of whose fields or values is
+//     longer than hash-max-listpack-value bytes.
+//   - hashtable: the same pair encoding in one arena, grouped by bucket; a
+//     power-of-two bucket array of (offset, size, count) indexes it. The
+//     table holds no pointer per element, so the garbage collector marks
+//     two slices per hash whatever its size. See hashTable.
+//
+// A hash converts from listpack to hashtable once a limit is exceeded and
+// never back, as in Redis.
+
+var hashCommands = []Command{
+	{Name: "hset", Run: cmdHset},
+	{Name: "hsetnx", Run: cmdHsetnx},
+	{Name: "hget", Run: cmdHget},
+	{Name: "hmset", Run: cmdHset},
+	{Name: "hmget", Run: cmdHmget},
+	{Name: "hdel", Run: cmdHdel},
+	{Name: "hlen", Run: cmdHlen},
+	{Name: "hstrlen", Run: cmdHstrlen},
+	{Name: "hkeys", Run: cmdHkeys},
+	{Name: "hvals", Run: cmdHvals},
+	{Name: "hgetall", Run: cmdHgetall},
+	{Name: "hexists", Run: cmdHexists},
+	{Name: "hincrby", Run: cmdHincrby},
+	{Name: "hincrbyfloat", Run: cmdHincrbyfloat},
+	{Name: "hrandfield", Run: cmdHrandfield},
+	{Name: "hscan", Run: cmdHscan},
+}
+
+const (
+	errHashNotInt      = "ERR hash value is not an integer"
+	errHashNotFloat    = "ERR hash value is not a float"
+	errNaNOrInfValue   = "ERR value is NaN or Infinity"
+	errValueOutOfRange = "ERR value is out of range"
+	// errHrandfieldRange is getRangeLongFromObjectOrReply's message for
+	// HRANDFIELD's count, which must lie in [-LONG_MAX, LONG_MAX].
+	errHrandfieldRange = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+
+var wordHSET = []byte("HSET")
+var wordHMSET = []byte("HMSET")
+
+// hashDumpPairs is how many field-value pairs one HMSET of an AOF rewrite
+// carries (Redis's AOF_REWRITE_ITEMS_PER_CMD).
+const hashDumpPairs = 64
+
+// hashRandomLimit bounds HRANDFIELD's count with repetitions: Redis would
+// try to build any reply (and run out of memory); we refuse one of more
+// than 2^32 elements.
+const hashRandomLimit = 1 << 32
+
+// hashObj is a hash value (see the top of this file for its two forms).
+type hashObj struct {
+	lp []byte     // listpack form: the pairs, in insertion order
+	ht *hashTable // hashtable form; nil while the hash is a listpack
+	n  int        // number of fields
+}
+
+// hashStructMem is what a hashObj costs beside its bytes: the struct, its
+// object-table entry and an allocation header.
+const hashStructMem = 48 + 16 + 8
+
+// Len is the number of fields.
+func (h *hashObj) Len() int { return h.n }
+
+// Encoding is the OBJECT ENCODING code of the hash's form.
+func (h *hashObj) Encoding() uint8 {
+	if h.ht != nil {
+		return EncHashtable
+	}
+	return EncListpack
+}
+
+// Mem is the approximate size in bytes.
+func (h *hashObj) Mem() int {
+	if h.ht != nil {
+		return hashStructMem + h.ht.mem()
+	}
+	return hashStructMem + cap(h.lp)
+}
+
+// Copy returns a deep copy (COPY).
+func (h *hashObj) Copy() Object {
+	n := &hashObj{n: h.n}
+	if h.ht != nil {
+		n.ht = h.ht.clone()
+	} else {
+		n.lp = append(make([]byte, 0, len(h.lp)), h.lp...)
+	}
+	return n
+}
+
+// Dump returns HMSET commands of at most 64 pairs that recreate the hash,
+// as Redis's AOF rewrite does. The field and value slices alias the hash:
+// they are valid until it changes.
+func (h *hashObj) Dump(key []byte) [][][]byte {
+	var cmds [][][]byte
+	var cur [][]byte
+	h.each(func(f, v []byte) bool {
+		if cur == nil {
+			left := min(h.n-len(cmds)*hashDumpPairs, hashDumpPairs)
+			cur = make([][]byte, 0, 2+2*left)
+			cur = append(cur, wordHMSET, key)
+		}
+		cur = append(cur, f, v)
+		if len(cur) == 2+2*hashDumpPairs {
+			cmds = append(cmds, cur)
+			cur = nil
+		}
+		return true
+	})
+	if cur != nil {
+		cmds = append(cmds, cur)
+	}
+	return cmds
+}
+
+// Get returns a field's value; the slice aliases the hash.
+func (h *hashObj) Get(field []byte) ([]byte, bool) {
+	if h.ht != nil {
+		return h.ht.get(field)
+	}
+	_, voff, end, ok := lpFind(h.lp, field)
+	if !ok {
+		return nil, false
+	}
+	v, _ := pairStr(h.lp[:end], voff)
+	return v, true
+}
+
+// hashLimits are the listpack thresholds in force.
+type hashLimits struct{ entries, value int }
+
+func limitsOf(db *DB) hashLimits {
+	cfg := db.sh.Cfg
+	return hashLimits{
+		entries: int(min(max(cfg.HashMaxListpackEntries.Load(), 0), math.MaxInt32)),
+		value:   int(min(max(cfg.HashMaxListpackValue.Load(), 0), math.MaxInt32)),
+	}
+}
+
+// lpMaxSafe is the largest listpack Redis builds (lpSafeToAdd's 1 GiB).
+const lpMaxSafe = 1 << 30
+
+// tryConversion is Redis's hashTypeTryConversion: before a write of the
+// given strings, a listpack converts when one of them is longer than
+// hash-max-listpack-value or the listpack would outgrow 1 GiB.
+func (h *hashObj) tryConversion(lim hashLimits, args [][]byte) {
+	if h.ht != nil {
+		return
+	}
+	sum := 0
+	for _, a := range args {
+		if len(a) > lim.value {
+			h.convert()
+			return
+		}
+		sum += len(a)
+	}
+	if len(h.lp)+sum > lpMaxSafe {
+		h.convert()
+	}
+}
+
+// Set sets field to val and reports whether the field is new; a listpack
+// converts when the pair or the field count exceeds the limits (Redis's
+// hashTypeSet).
+func (h *hashObj) Set(lim hashLimits, field, val []byte) bool {
+	if h.ht == nil && (len(field) > lim.value || len(val) > lim.value) {
+		h.convert()
+	}
+	if h.ht != nil {
+		isNew := h.ht.set(field, val)
+		if isNew {
+			h.n++
+		}
+		return isNew
+	}
+	_, voff, end, ok := lpFind(h.lp, field)
+	if ok {
+		h.lp = spliceStr(h.lp, voff, end, val)
+		return false
+	}
+	h.lp = appendPair(growBytes(h.lp, pairLen(field, val)), field, val)
+	h.n++
+	if h.n > lim.entries {
+		h.convert()
+	}
+	return true
+}
+
+// Delete removes a field and reports whether it was there.
+func (h *hashObj) Delete(field []byte) bool {
+	if h.ht != nil {
+		if !h.ht.del(field) {
+			return false
+		}
+		h.n--
+		h.ht.maybeShrink(h.n)
+		return true
+	}
+	foff, _, end, ok := lpFind(h.lp, field)
+	if !ok {
+		return false
+	}
+	h.lp = append(h.lp[:foff], h.lp[end:]...)
+	h.n--
+	if cap(h.lp) > 64 && len(h.lp) < cap(h.lp)/2 {
+		h.lp = append(make([]byte, 0, len(h.lp)+len(h.lp)/8), h.lp...)
+	}
+	return true
+}
+
+// convert turns a listpack into a hashtable.
+func (h *hashObj) convert() {
+	if h.ht != nil {
+		return
+	}
+	t := &hashTable{}
+	t.build(h.lp, h.n, tableSizeFor(h.n))
+	h.ht, h.lp = t, nil
+}
+
+// each calls fn with every pair (slices aliasing the hash) until it
+// returns false.
+func (h *hashObj) each(fn func(f, v []byte) bool) {
+	if h.ht != nil {
+		h.ht.each(fn)
+		return
+	}
+	lpEach(h.lp, fn)
+}
+
+// random returns a field and its value chosen uniformly.
+func (h *hashObj) random() (f, v []byte) {
+	if h.ht != nil {
+		return h.ht.random()
+	}
+	k := rand.IntN(h.n)
+	off := 0
+	for ; k > 0; k-- {
+		off = pairEnd(h.lp, off)
+	}
+	f, off = pairStr(h.lp, off)
+	v, _ = pairStr(h.lp, off)
+	return f, v
+}
+
+// pairs returns every pair as slices aliasing the hash.
+func (h *hashObj) pairs() [][2][]byte {
+	ps := make([][2][]byte, 0, h.n)
+	h.each(func(f, v []byte) bool {
+		ps = append(ps, [2][]byte{f, v})
+		return true
+	})
+	return ps
+}
+
+// Encoding of strings in the listpack and the table's arena: a uvarint
+// length, then the bytes. A pair is a field string then a value string.
+
+func strLen(s []byte) int {
+	n := len(s)
+	switch {
+	case n < 1<<7:
+		return 1 + n
+	case n < 1<<14:
+		return 2 + n
+	case n < 1<<21:
+		return 3 + n
+	case n < 1<<28:
+		return 4 + n
+	}
+	return binary.MaxVarintLen64 - bits.LeadingZeros64(uint64(n))/7 + n
+}
+
+func pairLen(f, v []byte) int { return strLen(f) + strLen(v) }
+
+func appendStr(dst, s []byte) []byte {
+	if len(s) < 1<<7 {
+		dst = append(dst, byte(len(s)))
+	} else {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+	}
+	return append(dst, s...)
+}
+
+func appendPair(dst, f, v []byte) []byte { return appendStr(appendStr(dst, f), v) }
+
+// pairStr decodes the string at off and returns it and the offset after it.
+func pairStr(b []byte, off int) ([]byte, int) {
+	n := int(b[off])
+	off++
+	if n >= 1<<7 {
+		u, k := binary.Uvarint(b[off-1:])
+		n = int(u)
+		off += k - 1
+	}
+	return b[off : off+n], off + n
+}
+
+// pairEnd returns the offset after the pair at off.
+func pairEnd(b []byte, off int) int {
+	_, off = pairStr(b, off)
+	_, off = pairStr(b, off)
+	return off
+}
+
+// growBytes makes room for n more bytes, leaving about an eighth spare so
+// that a hash built field by field is copied O(log n) times while wasting
+// little.
+func growBytes(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	need := len(b) + n
+	nb := make([]byte, len(b), need+need/8)
+	copy(nb, b)
+	return nb
+}
+
+// spliceStr replaces the string in b[off:end] by s and returns b.
+func spliceStr(b []byte, off, end int, s []byte) []byte {
+	old := end - off
+	nl := strLen(s)
+	if nl != old {
+		tail := len(b) - end
+		if nl > old {
+			b = growBytes(b, nl-old)
+		}
+		b = b[:len(b)+nl-old]
+		copy(b[off+nl:], b[off+old:off+old+tail])
+	}
+	appendStr(b[off:off], s)
+	return b
+}
+
+// lpFind finds field among the pairs of b; it returns the offsets of the
+// pair, of its value, and of its end.
+func lpFind(b, field []byte) (foff, voff, end int, ok bool) {
+	for off := 0; off < len(b); {
+		f, v := pairStr(b, off)
+		next := pairEnd(b, off)
+		if string(f) == string(field) {
+			return off, v, next, true
+		}
+		off = next
+	}
+	return 0, 0, 0, false
+}
+
+func lpEach(b []byte, fn func(f, v []byte) bool) {
+	for off := 0; off < len(b); {
+		var f, v []byte
+		f, off = pairStr(b, off)
+		v, off = pairStr(b, off)
+		if !fn(f, v) {
+			return
+		}
+	}
+}
+
+// hashTable is the hashtable form: the pairs live in one arena, each
+// bucket's pairs contiguous, and a power-of-two array of buckets indexes
+// them by the field's hash. A change to a bucket in the middle of the arena
+// moves the bucket to the arena's end (the old bytes become garbage); the
+// arena is compacted when garbage exceeds half the live bytes, so a write
+// costs amortised O(1) and memory stays within 1.5× the live bytes plus
+// the growth margin. There are no pointers per element.
+//
+// As in Redis's dict, the table grows when the fields outnumber the
+// buckets and shrinks when under a tenth of the buckets are used, and HSCAN
+// walks the buckets in reverse-binary cursor order (dictScan), which
+// returns every field present for the whole scan at least once even when
+// the table is resized between calls.
+type hashTable struct {
+	arena   []byte
+	buckets []hbucket
+	live    int    // bytes of the arena that buckets use
+	n       int    // pairs
+	chain   uint32 // an upper bound of the pairs in one bucket (for random)
+}
+
+type hbucket struct {
+	off  int64  // where the bucket's pairs start in the arena
+	size uint32 // their bytes
+	cnt  uint32 // their number
+}
+
+var hashFieldSeed = maphash.MakeSeed()
+
+func fieldHash(b []byte) uint64 { return maphash.Bytes(hashFieldSeed, b) }
+
+// tableSizeFor is the bucket count for n fields: the next power of two,
+// at least 4 (Redis's DICT_HT_INITIAL_SIZE).
+func tableSizeFor(n int) int {
+	s := 4
+	for s < n {
+		s <<= 1
+	}
+	return s
+}
+
+func (t *hashTable) mem() int { return 64 + cap(t.arena) + 16*cap(t.buckets) }
+
+func (t *hashTable) mask() uint64 { return uint64(len(t.buckets) - 1) }
+
+// build fills the table with the n pairs encoded in src, in size buckets,
+// in an exactly sized arena.
+func (t *hashTable) build(src []byte, n, size int) {
+	buckets := make([]hbucket, size)
+	mask := uint64(size - 1)
+	// First pass: bucket sizes; then offsets; then copy.
+	lpEach(src, func(f, v []byte) bool {
+		b := &buckets[fieldHash(f)&mask]
+		b.size += uint32(pairLen(f, v))
+		b.cnt++
+		return true
+	})
+	var off int64
+	var chain uint32
+	for i := range buckets {
+		b := &buckets[i]
+		b.off = off
+		off += int64(b.size)
+		b.size = 0 // refilled below
+		chain = max(chain, b.cnt)
+	}
+	arena := make([]byte, off, off+off/8)
+	lpEach(src, func(f, v []byte) bool {
+		b := &buckets[fieldHash(f)&mask]
+		at := b.off + int64(b.size)
+		end := appendPair(arena[at:at], f, v)
+		b.size += uint32(len(end))
+		return true
+	})
+	t.arena, t.buckets, t.live, t.n, t.chain = arena, buckets, int(off), n, max(chain, 1)
+}
+
+// resize rebuilds the table with size buckets (also compacting the arena).
+func (t *hashTable) resize(n, size int) {
+	src := make([]byte, 0, t.live)
+	for _, b := range t.buckets {
+		src = append(src, t.bytes(b)...)
+	}
+	t.build(src, n, size)
+}
+
+func (t *hashTable) bytes(b hbucket) []byte {
+	return t.arena[b.off : b.off+int64(b.size)]
+}
+
+func (t *hashTable) clone() *hashTable {
+	n := &hashTable{}
+	src := make([]byte, 0, t.live)
+	for _, b := range t.buckets {
+		src = append(src, t.bytes(b)...)
+	}
+	n.build(src, t.n, len(t.buckets))
+	return n
+}
+
+// find returns the bucket of field and, when present, the offsets of its
+// pair and value in the arena.
+func (t *hashTable) find(field []byte) (bi int, foff, voff, end int, ok bool) {
+	bi = int(fieldHash(field) & t.mask())
+	b := t.buckets[bi]
+	stop := int(b.off) + int(b.size)
+	for off := int(b.off); off < stop; {
+		f, v := pairStr(t.arena, off)
+		next := pairEnd(t.arena, off)
+		if string(f) == string(field) {
+			return bi, off, v, next, true
+		}
+		off = next
+	}
+	return bi, 0, 0, 0, false
+}
+
+func (t *hashTable) get(field []byte) ([]byte, bool) {
+	_, _, voff, _, ok := t.find(field)
+	if !ok {
+		return nil, false
+	}
+	v, _ := pairStr(t.arena, voff)
+	return v, true
+}
+
+// set sets field to val and reports whether it is new.
+func (t *hashTable) set(field, val []byte) bool {
+	bi, foff, voff, end, ok := t.find(field)
+	if ok {
+		if strLen(val) == end-voff {
+			appendStr(t.arena[voff:voff], val) // same size: overwrite
+			return false
+		}
+		t.cut(bi, foff, end)
+		t.add(bi, field, val)
+		return false
+	}
+	// A full table grows first (Redis's _dictExpandIfNeeded).
+	if t.n >= len(t.buckets) {
+		t.resize(t.n, tableSizeFor(t.n+1))
+		bi = int(fieldHash(field) & t.mask())
+	}
+	t.add(bi, field, val)
+	return true
+}
+
+// add appends a pair to bucket bi, moving the bucket to the arena's end.
+func (t *hashTable) add(bi int, f, v []byte) {
+	b := &t.buckets[bi]
+	pl := pairLen(f, v)
+	if int(b.off)+int(b.size) != len(t.arena) || b.size == 0 {
+		// Move the bucket to the end (an empty one just starts there).
+		t.arena = growBytes(t.arena, int(b.size)+pl)
+		start := len(t.arena)
+		t.arena = append(t.arena, t.arena[b.off:b.off+int64(b.size)]...)
+		b.off = int64(start)
+	} else {
+		t.arena = growBytes(t.arena, pl)
+	}
+	t.arena = appendPair(t.arena, f, v)
+	b.size += uint32(pl)
+	b.cnt++
+	t.n++
+	t.live += pl
+	t.chain = max(t.chain, b.cnt)
+	t.maybeCompact()
+}
+
+// cut removes the pair at [foff, end) from bucket bi, in place.
+func (t *hashTable) cut(bi int, foff, end int) {
+	b := &t.buckets[bi]
+	stop := int(b.off) + int(b.size)
+	copy(t.arena[foff:], t.arena[end:stop])
+	n := end - foff
+	b.size -= uint32(n)
+	b.cnt--
+	t.n--
+	t.live -= n
+	if stop == len(t.arena) {
+		t.arena = t.arena[:len(t.arena)-n]
+	}
+}
+
+func (t *hashTable) del(field []byte) bool {
+	bi, foff, _, end, ok := t.find(field)
+	if !ok {
+		return false
+	}
+	t.cut(bi, foff, end)
+	return true
+}
+
+// maybeCompact rewrites the arena when garbage exceeds half the live bytes.
+func (t *hashTable) maybeCompact() {
+	if garbage := len(t.arena) - t.live; garbage > 256 && garbage > t.live/2 {
+		t.resize(t.n, len(t.buckets))
+	}
+}
+
+// maybeShrink halves the table as Redis's htNeedsResize/dictResize do:
+// when fewer than a tenth of more than 4 buckets are used, it shrinks to
+// the next power of two of the fields.
+func (t *hashTable) maybeShrink(n int) {
+	if len(t.buckets) > 4 && n*100/len(t.buckets) < 10 {
+		t.resize(n, tableSizeFor(n))
+	}
+}
+
+func (t *hashTable) each(fn func(f, v []byte) bool) {
+	for _, b := range t.buckets {
+		if b.cnt > 0 {
+			cont := true
+			lpEach(t.bytes(b), func(f, v []byte) bool {
+				cont = fn(f, v)
+				return cont
+			})
+			if !cont {
+				return
+			}
+		}
+	}
+}
+
+// random returns a pair chosen uniformly: a bucket and a place in it up to
+// the longest chain are drawn until the place holds a pair (rejection
+// sampling, so long chains are not favoured as in a plain bucket draw).
+func (t *hashTable) random() (f, v []byte) {
+	for {
+		b := t.buckets[rand.IntN(len(t.buckets))]
+		j := uint32(rand.IntN(int(t.chain)))
+		if j >= b.cnt {
+			continue
+		}
+		off := int(b.off)
+		for ; j > 0; j-- {
+			off = pairEnd(t.arena, off)
+		}
+		f, off = pairStr(t.arena, off)
+		v, _ = pairStr(t.arena, off)
+		return f, v
+	}
+}
+
+// scan calls fn with the pairs of the bucket cursor names and returns the
+// next cursor (0 when the walk is complete): Redis's dictScan on one table,
+// which increments the cursor's reversed bits so that a walk begun before a
+// resize still visits every bucket's elements of the new size.
+func (t *hashTable) scan(cursor uint64, fn func(f, v []byte)) uint64 {
+	mask := t.mask()
+	b := t.buckets[cursor&mask]
+	lpEach(t.bytes(b), func(f, v []byte) bool {
+		fn(f, v)
+		return true
+	})
+	cursor |= ^mask
+	cursor = bits.Reverse64(cursor)
+	cursor++
+	return bits.Reverse64(cursor)
+}
+
+// Commands.
+
+// hashRead looks key up for a read; ok is false (and WRONGTYPE replied)
+// when it holds another type; h is nil when it is missing.
+func hashRead(c *Ctx, db *DB, key []byte) (h *hashObj, ok bool) {
+	slot := db.Read(key)
+	if slot < 0 {
+		return nil, true
+	}
+	if db.Type(slot) != TypeHash {
+		c.Err(ErrWrongType)
+		return nil, false
+	}
+	return db.Obj(slot).(*hashObj), true
+}
+
+// hashWrite looks key up for a write, creating an empty hash when it is
+// missing (Redis's hashTypeLookupWriteOrCreate). The caller must put at
+// least one field in a created hash and call hashDone after its changes.
+func hashWrite(c *Ctx, db *DB, key []byte) (h *hashObj, slot int32, ok bool) {
+	slot = db.Write(key)
+	if slot < 0 {
+		h = &hashObj{}
+		return h, db.SetObj(key, TypeHash, EncListpack, h), true
+	}
+	if db.Type(slot) != TypeHash {
+		c.Err(ErrWrongType)
+		return nil, -1, false
+	}
+	db.Modify(slot)
+	return db.Obj(slot).(*hashObj), slot, true
+}
+
+// hashDone records the hash's encoding after a change.
+func hashDone(db *DB, slot int32, h *hashObj) { db.SetEncoding(slot, h.Encoding()) }
+
+// HSET key field value [field value ...], and HMSET, which replies +OK.
+func cmdHset(c *Ctx, argv [][]byte) {
+	if len(argv)%2 == 1 {
+		c.Err(errArity(string(lowerASCII(argv[0]))))
+		return
+	}
+	key := argv[1]
+	db := c.DBOf(key)
+	h, slot, ok := hashWrite(c, db, key)
+	if !ok {
+		return
+	}
+	lim := limitsOf(db)
+	h.tryConversion(lim, argv[2:])
+	created := 0
+	for j := 2; j < len(argv); j += 2 {
+		if h.Set(lim, argv[j], argv[j+1]) {
+			created++
+		}
+	}
+	hashDone(db, slot, h)
+	if argv[0][1] == 's' || argv[0][1] == 'S' {
+		c.Int(int64(created))
+	} else {
+		c.OK()
+	}
+	db.Notify(NotifyHash, "hset", key)
+	c.Dirty((len(argv) - 2) / 2)
+}
+
+// lowerASCII returns b lower-cased (for error messages that name the
+// command as Redis does, from its table name).
+func lowerASCII(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, ch := range b {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		out[i] = ch
+	}
+	return out
+}
+
+func cmdHsetnx(c *Ctx, argv [][]byte) {
+	key := argv[1]
+	db := c.DBOf(key)
+	slot := db.Write(key)
+	if slot >= 0 {
+		if db.Type(slot) != TypeHash {
+			c.Err(ErrWrongType)
+			return
+		}
+		if _, ok := db.Obj(slot).(*hashObj).Get(argv[2]); ok {
+			c.Int(0)
+			return
+		}
+	}
+	h, slot, _ := hashWrite(c, db, key)
+	lim := limitsOf(db)
+	h.tryConversion(lim, argv[2:4])
+	h.Set(lim, argv[2], argv[3])
+	hashDone(db, slot, h)
+	c.Int(1)
+	db.Notify(NotifyHash, "hset", key)
+	c.Dirty(1)
+}
+
+func cmdHget(c *Ctx, argv [][]byte) {
+	h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.Null()
+		return
+	}
+	if v, ok := h.Get(argv[2]); ok {
+		c.Bulk(v)
+	} else {
+		c.Null()
+	}
+}
+
+func cmdHmget(c *Ctx, argv [][]byte) {
+	h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+	if !ok {
+		return
+	}
+	c.Array(len(argv) - 2)
+	for _, f := range argv[2:] {
+		if h == nil {
+			c.Null()
+		} else if v, ok := h.Get(f); ok {
+			c.Bulk(v)
+		} else {
+			c.Null()
+		}
+	}
+}
+
+func cmdHdel(c *Ctx, argv [][]byte) {
+	key := argv[1]
+	db := c.DBOf(key)
+	slot := db.Write(key)
+	if slot < 0 {
+		c.Int(0)
+		return
+	}
+	if db.Type(slot) != TypeHash {
+		c.Err(ErrWrongType)
+		return
+	}
+	h := db.Obj(slot).(*hashObj)
+	deleted, removed := 0, false
+	for _, f := range argv[2:] {
+		if _, ok := h.Get(f); !ok {
+			continue
+		}
+		if deleted == 0 {
+			db.Modify(slot)
+		}
+		h.Delete(f)
+		deleted++
+		if h.Len() == 0 {
+			db.Delete(slot)
+			removed = true
+			break
+		}
+	}
+	if deleted > 0 {
+		if !removed {
+			hashDone(db, slot, h)
+		}
+		db.Notify(NotifyHash, "hdel", key)
+		if removed {
+			db.Notify(NotifyGeneric, "del", key)
+		}
+		c.Dirty(deleted)
+	}
+	c.Int(int64(deleted))
+}
+
+func cmdHlen(c *Ctx, argv [][]byte) {
+	h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(int64(h.Len()))
+}
+
+func cmdHstrlen(c *Ctx, argv [][]byte) {
+	h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		v, _ := h.Get(argv[2])
+		n = len(v)
+	}
+	c.Int(int64(n))
+}
+
+func cmdHexists(c *Ctx, argv [][]byte) {
+	h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+	if !ok {
+		return
+	}
+	found := false
+	if h != nil {
+		_, found = h.Get(argv[2])
+	}
+	if found {
+		c.Int(1)
+	} else {
+		c.Int(0)
+	}
+}
+
+const (
+	hashKeys = 1 << iota
+	hashVals
+)
+
+// hgetall is Redis's genericHgetallCommand: a map for pairs, an array for
+// fields or values alone.
+func hgetall(c *Ctx, argv [][]byte, what int) {
+	h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+	if !ok {
+		return
+	}
+	n := 0
+	if h != nil {
+		n = h.Len()
+	}
+	if what == hashKeys|hashVals {
+		c.Map(n)
+	} else {
+		c.Array(n)
+	}
+	if h == nil {
+		return
+	}
+	h.each(func(f, v []byte) bool {
+		if what&hashKeys != 0 {
+			c.Bulk(f)
+		}
+		if what&hashVals != 0 {
+			c.Bulk(v)
+		}
+		return true
+	})
+}
+
+func cmdHkeys(c *Ctx, argv [][]byte)   { hgetall(c, argv, hashKeys) }
+func cmdHvals(c *Ctx, argv [][]byte)   { hgetall(c, argv, hashVals) }
+func cmdHgetall(c *Ctx, argv [][]byte) { hgetall(c, argv, hashKeys|hashVals) }
+
+func cmdHincrby(c *Ctx, argv [][]byte) {
+	incr, ok := ParseInt(argv[3])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	key, field := argv[1], argv[2]
+	db := c.DBOf(key)
+	h, slot, ok := hashWrite(c, db, key)
+	if !ok {
+		return
+	}
+	var v int64
+	if old, found := h.Get(field); found {
+		if v, ok = ParseInt(old); !ok {
+			c.Err(errHashNotInt)
+			return
+		}
+	}
+	if (incr < 0 && v < 0 && incr < math.MinInt64-v) ||
+		(incr > 0 && v > 0 && incr > math.MaxInt64-v) {
+		c.Err(ErrOverflow)
+		return
+	}
+	v += incr
+	var buf [20]byte
+	h.Set(limitsOf(db), field, strconv.AppendInt(buf[:0], v, 10))
+	hashDone(db, slot, h)
+	c.Int(v)
+	db.Notify(NotifyHash, "hincrby", key)
+	c.Dirty(1)
+}
+
+func cmdHincrbyfloat(c *Ctx, argv [][]byte) {
+	incr, ok := ParseLongDouble(argv[3])
+	if !ok {
+		c.Err(ErrNotFloat)
+		return
+	}
+	if incr.IsInf() {
+		c.Err(errNaNOrInfValue)
+		return
+	}
+	key, field := argv[1], argv[2]
+	db := c.DBOf(key)
+	h, slot, ok := hashWrite(c, db, key)
+	if !ok {
+		return
+	}
+	old, found := h.Get(field)
+	if !found {
+		old = []byte{'0'}
+	}
+	v, ok := ParseLongDouble(old)
+	if !ok {
+		c.Err(errHashNotFloat)
+		return
+	}
+	sum, ok := AddLongDouble(v, incr)
+	if !ok {
+		c.Err(errNaNOrInf)
+		return
+	}
+	text := AppendLongDouble(nil, sum)
+	h.Set(limitsOf(db), field, text)
+	hashDone(db, slot, h)
+	c.Bulk(text)
+	db.Notify(NotifyHash, "hincrbyfloat", key)
+	// Logged as an HSET of the result, as Redis does, so that a replay
+	// cannot differ in float precision or formatting.
+	c.Propagate(wordHSET, key, field, text)
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+func cmdHrandfield(c *Ctx, argv [][]byte) {
+	if len(argv) < 3 {
+		h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+		if !ok {
+			return
+		}
+		if h == nil {
+			c.Null()
+			return
+		}
+		f, _ := h.random()
+		c.Bulk(f)
+		return
+	}
+	l, ok := ParseInt(argv[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	if l < -math.MaxInt64 {
+		c.Err(errHrandfieldRange)
+		return
+	}
+	withValues := false
+	if len(argv) > 4 || (len(argv) == 4 && !EqualFold(argv[3], "withvalues")) {
+		c.Err(ErrSyntax)
+		return
+	}
+	if len(argv) == 4 {
+		withValues = true
+		if l < -math.MaxInt64/2 || l > math.MaxInt64/2 {
+			c.Err(errValueOutOfRange)
+			return
+		}
+	}
+	hrandfieldCount(c, argv[1], l, withValues)
+}
+
+// hrandfieldCount is Redis's hrandfieldWithCountCommand: a positive count
+// gives distinct fields, a negative one fields with repetitions.
+func hrandfieldCount(c *Ctx, key []byte, l int64, withValues bool) {
+	db := c.DBOf(key)
+	slot := db.Read(key)
+	if slot < 0 {
+		c.Out = append(c.Out, "*0\r\n"...)
+		return
+	}
+	if db.Type(slot) != TypeHash {
+		c.Err(ErrWrongType)
+		return
+	}
+	h := db.Obj(slot).(*hashObj)
+	uniq := l >= 0
+	count := uint64(l)
+	if !uniq {
+		count = uint64(-l)
+	}
+	if count == 0 {
+		c.Out = append(c.Out, "*0\r\n"...)
+		return
+	}
+	reply := func(f, v []byte) {
+		if withValues && c.Proto > 2 {
+			c.Array(2)
+		}
+		c.Bulk(f)
+		if withValues {
+			c.Bulk(v)
+		}
+	}
+	replyLen := func(n int) {
+		if withValues && c.Proto == 2 {
+			c.Array(2 * n)
+		} else {
+			c.Array(n)
+		}
+	}
+	size := uint64(h.Len())
+
+	// Repetitions allowed (or a single field): independent draws.
+	if !uniq || count == 1 {
+		if count > hashRandomLimit {
+			c.Err(errValueOutOfRange)
+			return
+		}
+		replyLen(int(count))
+		if h.ht != nil {
+			for ; count > 0; count-- {
+				reply(h.random())
+			}
+			return
+		}
+		ps := h.pairs()
+		for ; count > 0; count-- {
+			p := ps[rand.IntN(len(ps))]
+			reply(p[0], p[1])
+		}
+		return
+	}
+
+	// Distinct fields, at least as many as the hash has: all of it.
+	if count >= size {
+		replyLen(int(size))
+		h.each(func(f, v []byte) bool {
+			reply(f, v)
+			return true
+		})
+		return
+	}
+
+	replyLen(int(count))
+	// A count close to the size, or a listpack: a random subset by a partial
+	// Fisher-Yates shuffle of all the pairs.
+	if count*3 > size || h.ht == nil {
+		ps := h.pairs()
+		for i := 0; i < int(count); i++ {
+			j := i + rand.IntN(len(ps)-i)
+			ps[i], ps[j] = ps[j], ps[i]
+			reply(ps[i][0], ps[i][1])
+		}
+		return
+	}
+	// A big table and a small count: draw until count distinct fields.
+	seen := make(map[string]struct{}, count)
+	for uint64(len(seen)) < count {
+		f, v := h.random()
+		if _, dup := seen[string(f)]; dup {
+			continue
+		}
+		seen[string(f)] = struct{}{}
+		reply(f, v)
+	}
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count]
+func cmdHscan(c *Ctx, argv [][]byte) {
+	cur, ok := parseCursor(argv[2])
+	if !ok {
+		c.Err(errInvalidCursor)
+		return
+	}
+	h, ok := hashRead(c, c.DBOf(argv[1]), argv[1])
+	if !ok {
+		return
+	}
+	if h == nil {
+		c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
+		return
+	}
+	count := int64(10)
+	var pat []byte
+	usePat := false
+	for i := 3; i < len(argv); i += 2 {
+		more := len(argv) - i
+		switch {
+		case EqualFold(argv[i], "count") && more >= 2:
+			v, ok := ParseInt(argv[i+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			if v < 1 {
+				c.Err(ErrSyntax)
+				return
+			}
+			count = v
+		case EqualFold(argv[i], "match") && more >= 2:
+			pat = argv[i+1]
+			usePat = !(len(pat) == 1 && pat[0] == '*')
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+
+	var found [][]byte
+	add := func(f, v []byte) {
+		if usePat && !MatchGlob(pat, f, false) {
+			return
+		}
+		found = append(found, f, v)
+	}
+	if h.ht == nil {
+		// A listpack is small: all of it at once, and the walk is over.
+		cur = 0
+		found = make([][]byte, 0, 2*h.Len())
+		h.each(func(f, v []byte) bool {
+			add(f, v)
+			return true
+		})
+	} else {
+		// As Redis: up to count pairs, visiting at most ten times count
+		// buckets so that a sparse table does not stall the loop. The
+		// filter applies after collecting, so collected counts as seen.
+		maxIter := int64(math.MaxInt64)
+		if count <= math.MaxInt64/20 {
+			maxIter = count * 20
+		}
+		collected := int64(0)
+		for {
+			cur = h.ht.scan(cur, func(f, v []byte) {
+				collected++
+				add(f, v)
+			})
+			maxIter--
+			if cur == 0 || maxIter <= 0 || collected >= count {
+				break
+			}
+		}
+	}
+	c.Array(2)
+	var buf [20]byte
+	c.Bulk(strconv.AppendUint(buf[:0], cur, 10))
+	c.Array(len(found))
+	for _, b := range found {
+		c.Bulk(b)
+	}
+}
