@@ -6,6 +6,7 @@ var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
 	hashCommands,
+	memoryCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
