@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -69,18 +70,33 @@ const hashDumpPairs = 64
 const hashRandomLimit = 1 << 32
 
 // hashObj is a hash value (see the top of this file for its two forms).
+//
+// The struct is two words and a slice header (32 bytes, a size class of
+// its own): a listpack keeps its field count in its first four bytes.
 type hashObj struct {
-	lp []byte     // listpack form: the pairs, in insertion order
+	lp []byte     // listpack form: count, then the pairs in insertion order
 	ht *hashTable // hashtable form; nil while the hash is a listpack
-	n  int        // number of fields
 }
 
-// hashStructMem is what a hashObj costs beside its bytes: the struct, its
-// object-table entry and an allocation header.
-const hashStructMem = 48 + 16 + 8
+// lpHdr is the listpack's header: its field count, little-endian.
+const lpHdr = 4
+
+// hashStructMem is what a hashObj costs beside its bytes: the struct and
+// its object-table entry.
+const hashStructMem = 32 + 16
 
 // Len is the number of fields.
-func (h *hashObj) Len() int { return h.n }
+func (h *hashObj) Len() int {
+	if h.ht != nil {
+		return h.ht.n
+	}
+	if len(h.lp) < lpHdr {
+		return 0
+	}
+	return int(binary.LittleEndian.Uint32(h.lp))
+}
+
+func (h *hashObj) setLpLen(n int) { binary.LittleEndian.PutUint32(h.lp, uint32(n)) }
 
 // Encoding is the OBJECT ENCODING code of the hash's form.
 func (h *hashObj) Encoding() uint8 {
@@ -100,7 +116,7 @@ func (h *hashObj) Mem() int {
 
 // Copy returns a deep copy (COPY).
 func (h *hashObj) Copy() Object {
-	n := &hashObj{n: h.n}
+	n := &hashObj{}
 	if h.ht != nil {
 		n.ht = h.ht.clone()
 	} else {
@@ -117,7 +133,7 @@ func (h *hashObj) Dump(key []byte) [][][]byte {
 	var cur [][]byte
 	h.each(func(f, v []byte) bool {
 		if cur == nil {
-			left := min(h.n-len(cmds)*hashDumpPairs, hashDumpPairs)
+			left := min(h.Len()-len(cmds)*hashDumpPairs, hashDumpPairs)
 			cur = make([][]byte, 0, 2+2*left)
 			cur = append(cur, wordHMSET, key)
 		}
@@ -139,11 +155,11 @@ func (h *hashObj) Get(field []byte) ([]byte, bool) {
 	if h.ht != nil {
 		return h.ht.get(field)
 	}
-	_, voff, end, ok := lpFind(h.lp, field)
+	_, voff, _, ok := lpFind(h.lp, field)
 	if !ok {
 		return nil, false
 	}
-	v, _ := pairStr(h.lp[:end], voff)
+	v, _ := pairStr(h.lp, voff)
 	return v, true
 }
 
@@ -181,6 +197,26 @@ func (h *hashObj) tryConversion(lim hashLimits, args [][]byte) {
 	}
 }
 
+// reserve makes room in a listpack for the pairs of args at once, so that
+// an HSET of many fields reallocates once.
+func (h *hashObj) reserve(args [][]byte) {
+	if h.ht != nil || len(args) < 4 {
+		return
+	}
+	n := 0
+	if h.lp == nil {
+		n = lpHdr
+	}
+	for j := 0; j+1 < len(args); j += 2 {
+		n += pairLen(args[j], args[j+1])
+	}
+	if h.lp == nil {
+		h.lp = growBytes(nil, n)[:lpHdr]
+	} else {
+		h.lp = growBytes(h.lp, n)
+	}
+}
+
 // Set sets field to val and reports whether the field is new; a listpack
 // converts when the pair or the field count exceeds the limits (Redis's
 // hashTypeSet).
@@ -189,20 +225,22 @@ func (h *hashObj) Set(lim hashLimits, field, val []byte) bool {
 		h.convert()
 	}
 	if h.ht != nil {
-		isNew := h.ht.set(field, val)
-		if isNew {
-			h.n++
-		}
-		return isNew
+		return h.ht.set(field, val)
 	}
 	_, voff, end, ok := lpFind(h.lp, field)
 	if ok {
 		h.lp = spliceStr(h.lp, voff, end, val)
 		return false
 	}
-	h.lp = appendPair(growBytes(h.lp, pairLen(field, val)), field, val)
-	h.n++
-	if h.n > lim.entries {
+	if h.lp == nil {
+		h.lp = growBytes(nil, lpHdr+pairLen(field, val))[:lpHdr]
+	} else {
+		h.lp = growBytes(h.lp, pairLen(field, val))
+	}
+	h.lp = appendPair(h.lp, field, val)
+	n := h.Len() + 1
+	h.setLpLen(n)
+	if n > lim.entries {
 		h.convert()
 	}
 	return true
@@ -214,8 +252,7 @@ func (h *hashObj) Delete(field []byte) bool {
 		if !h.ht.del(field) {
 			return false
 		}
-		h.n--
-		h.ht.maybeShrink(h.n)
+		h.ht.maybeShrink()
 		return true
 	}
 	foff, _, end, ok := lpFind(h.lp, field)
@@ -223,9 +260,9 @@ func (h *hashObj) Delete(field []byte) bool {
 		return false
 	}
 	h.lp = append(h.lp[:foff], h.lp[end:]...)
-	h.n--
+	h.setLpLen(h.Len() - 1)
 	if cap(h.lp) > 64 && len(h.lp) < cap(h.lp)/2 {
-		h.lp = append(make([]byte, 0, len(h.lp)+len(h.lp)/8), h.lp...)
+		h.lp = append(growBytes(nil, len(h.lp)), h.lp...)
 	}
 	return true
 }
@@ -236,7 +273,12 @@ func (h *hashObj) convert() {
 		return
 	}
 	t := &hashTable{}
-	t.build(h.lp, h.n, tableSizeFor(h.n))
+	n := h.Len()
+	var pairs []byte
+	if n > 0 {
+		pairs = h.lp[lpHdr:]
+	}
+	t.build(func(fn func(f, v []byte) bool) { lpEach(pairs, fn) }, n, tableSizeFor(n))
 	h.ht, h.lp = t, nil
 }
 
@@ -247,7 +289,9 @@ func (h *hashObj) each(fn func(f, v []byte) bool) {
 		h.ht.each(fn)
 		return
 	}
-	lpEach(h.lp, fn)
+	if len(h.lp) > lpHdr {
+		lpEach(h.lp[lpHdr:], fn)
+	}
 }
 
 // random returns a field and its value chosen uniformly.
@@ -255,8 +299,8 @@ func (h *hashObj) random() (f, v []byte) {
 	if h.ht != nil {
 		return h.ht.random()
 	}
-	k := rand.IntN(h.n)
-	off := 0
+	k := rand.IntN(h.Len())
+	off := lpHdr
 	for ; k > 0; k-- {
 		off = pairEnd(h.lp, off)
 	}
@@ -267,7 +311,7 @@ func (h *hashObj) random() (f, v []byte) {
 
 // pairs returns every pair as slices aliasing the hash.
 func (h *hashObj) pairs() [][2][]byte {
-	ps := make([][2][]byte, 0, h.n)
+	ps := make([][2][]byte, 0, h.Len())
 	h.each(func(f, v []byte) bool {
 		ps = append(ps, [2][]byte{f, v})
 		return true
@@ -325,18 +369,32 @@ func pairEnd(b []byte, off int) int {
 	return off
 }
 
-// growBytes makes room for n more bytes, leaving about an eighth spare so
-// that a hash built field by field is copied O(log n) times while wasting
-// little.
+// growBytes makes room for n more bytes. Up to 32 KiB the new capacity is
+// the Go allocator's size class for the need, so that no allocated byte is
+// out of reach and a listpack is no bigger than Redis's (which reallocs to
+// the exact size); beyond, an eighth is left spare so that a big table's
+// arena is copied O(log n) times.
 func growBytes(b []byte, n int) []byte {
 	if cap(b)-len(b) >= n {
 		return b
 	}
 	need := len(b) + n
-	nb := make([]byte, len(b), need+need/8)
+	c := need + need/8
+	if need <= goSizeClasses[len(goSizeClasses)-1] {
+		i, _ := slices.BinarySearch(goSizeClasses, need)
+		c = goSizeClasses[i]
+	}
+	nb := make([]byte, len(b), c)
 	copy(nb, b)
 	return nb
 }
+
+// goSizeClasses are the Go runtime's small-object size classes
+// (runtime/sizeclasses.go).
+var goSizeClasses = []int{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+	288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792,
+	2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728, 10240,
+	10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
 
 // spliceStr replaces the string in b[off:end] by s and returns b.
 func spliceStr(b []byte, off, end int, s []byte) []byte {
@@ -354,10 +412,10 @@ func spliceStr(b []byte, off, end int, s []byte) []byte {
 	return b
 }
 
-// lpFind finds field among the pairs of b; it returns the offsets of the
-// pair, of its value, and of its end.
+// lpFind finds field in a listpack; it returns the offsets of the pair,
+// of its value, and of its end.
 func lpFind(b, field []byte) (foff, voff, end int, ok bool) {
-	for off := 0; off < len(b); {
+	for off := lpHdr; off < len(b); {
 		f, v := pairStr(b, off)
 		next := pairEnd(b, off)
 		if string(f) == string(field) {
@@ -424,13 +482,14 @@ func (t *hashTable) mem() int { return 64 + cap(t.arena) + 16*cap(t.buckets) }
 
 func (t *hashTable) mask() uint64 { return uint64(len(t.buckets) - 1) }
 
-// build fills the table with the n pairs encoded in src, in size buckets,
-// in an exactly sized arena.
-func (t *hashTable) build(src []byte, n, size int) {
+// build fills the table with the n pairs that each yields, in size
+// buckets, in an arena sized for them with an eighth to spare. each may
+// walk the table's own old contents (resize).
+func (t *hashTable) build(each func(fn func(f, v []byte) bool), n, size int) {
 	buckets := make([]hbucket, size)
 	mask := uint64(size - 1)
 	// First pass: bucket sizes; then offsets; then copy.
-	lpEach(src, func(f, v []byte) bool {
+	each(func(f, v []byte) bool {
 		b := &buckets[fieldHash(f)&mask]
 		b.size += uint32(pairLen(f, v))
 		b.cnt++
@@ -446,7 +505,7 @@ func (t *hashTable) build(src []byte, n, size int) {
 		chain = max(chain, b.cnt)
 	}
 	arena := make([]byte, off, off+off/8)
-	lpEach(src, func(f, v []byte) bool {
+	each(func(f, v []byte) bool {
 		b := &buckets[fieldHash(f)&mask]
 		at := b.off + int64(b.size)
 		end := appendPair(arena[at:at], f, v)
@@ -458,11 +517,7 @@ func (t *hashTable) build(src []byte, n, size int) {
 
 // resize rebuilds the table with size buckets (also compacting the arena).
 func (t *hashTable) resize(n, size int) {
-	src := make([]byte, 0, t.live)
-	for _, b := range t.buckets {
-		src = append(src, t.bytes(b)...)
-	}
-	t.build(src, n, size)
+	t.build(t.each, n, size)
 }
 
 func (t *hashTable) bytes(b hbucket) []byte {
@@ -471,11 +526,7 @@ func (t *hashTable) bytes(b hbucket) []byte {
 
 func (t *hashTable) clone() *hashTable {
 	n := &hashTable{}
-	src := make([]byte, 0, t.live)
-	for _, b := range t.buckets {
-		src = append(src, t.bytes(b)...)
-	}
-	n.build(src, t.n, len(t.buckets))
+	n.build(t.each, t.n, len(t.buckets))
 	return n
 }
 
@@ -579,12 +630,12 @@ func (t *hashTable) maybeCompact() {
 	}
 }
 
-// maybeShrink halves the table as Redis's htNeedsResize/dictResize do:
-// when fewer than a tenth of more than 4 buckets are used, it shrinks to
-// the next power of two of the fields.
-func (t *hashTable) maybeShrink(n int) {
-	if len(t.buckets) > 4 && n*100/len(t.buckets) < 10 {
-		t.resize(n, tableSizeFor(n))
+// maybeShrink shrinks the table as Redis's htNeedsResize/dictResize do:
+// when fewer than a tenth of more than 4 buckets are used, to the next
+// power of two of the fields.
+func (t *hashTable) maybeShrink() {
+	if len(t.buckets) > 4 && t.n*100/len(t.buckets) < 10 {
+		t.resize(t.n, tableSizeFor(t.n))
 	}
 }
 
@@ -690,6 +741,7 @@ func cmdHset(c *Ctx, argv [][]byte) {
 	}
 	lim := limitsOf(db)
 	h.tryConversion(lim, argv[2:])
+	h.reserve(argv[2:])
 	created := 0
 	for j := 2; j < len(argv); j += 2 {
 		if h.Set(lim, argv[j], argv[j+1]) {
