@@ -14,16 +14,16 @@ import (
 //
 // A hash has two forms, named as OBJECT ENCODING names Redis's:
 //
-//   - listpack: one byte slice of the pairs in insertion order, each string
-//     a uvarint length and its bytes (field, value, field, value, ...).
-//     Lookups are linear, as in Redis; it holds one pointer however many
-//     fields there are. A hash starts so and stays so while it has at most
-//     hash-max-listpack-entries fields, none of whose fields or values is
-//     longer than hash-max-listpack-value bytes.
-//   - hashtable: the same pair encoding in one arena, grouped by bucket; a
-//     power-of-two bucket array of (offset, size, count) indexes it. The
-//     table holds no pointer per element, so the garbage collector marks
-//     two slices per hash whatever its size. See hashTable.
+//   - listpack: one byte slice of a field count and the pairs in insertion
+//     order, each string a uvarint length and its bytes (field, value,
+//     field, value, ...). Lookups are linear, as in Redis; it holds one
+//     pointer however many fields there are. A hash starts so and stays so
+//     while it has at most hash-max-listpack-entries fields, none of whose
+//     fields or values is longer than hash-max-listpack-value bytes.
+//   - hashtable: a chained hash table whose entries (a link and the same
+//     pair encoding) live in byte chunks, linked by integer references, so
+//     the garbage collector marks one pointer per chunk of up to 64 KiB
+//     however many fields there are. See hashTable.
 //
 // A hash converts from listpack to hashtable once a limit is exceeded and
 // never back, as in Redis.
@@ -252,7 +252,9 @@ func (h *hashObj) Delete(field []byte) bool {
 		if !h.ht.del(field) {
 			return false
 		}
-		h.ht.maybeShrink()
+		if !h.ht.maybeShrink() {
+			h.ht.maybeCompact()
+		}
 		return true
 	}
 	foff, _, end, ok := lpFind(h.lp, field)
@@ -272,13 +274,17 @@ func (h *hashObj) convert() {
 	if h.ht != nil {
 		return
 	}
-	t := &hashTable{}
 	n := h.Len()
 	var pairs []byte
 	if n > 0 {
 		pairs = h.lp[lpHdr:]
 	}
-	t.build(func(fn func(f, v []byte) bool) { lpEach(pairs, fn) }, n, tableSizeFor(n))
+	t := newHashTable(tableSizeFor(n), len(pairs)+linkLen*n)
+	lpEach(pairs, func(f, v []byte) bool {
+		t.insertNew(f, v)
+		return true
+	})
+	t.chain = t.longestChain()
 	h.ht, h.lp = t, nil
 }
 
@@ -369,11 +375,10 @@ func pairEnd(b []byte, off int) int {
 	return off
 }
 
-// growBytes makes room for n more bytes. Up to 32 KiB the new capacity is
-// the Go allocator's size class for the need, so that no allocated byte is
-// out of reach and a listpack is no bigger than Redis's (which reallocs to
-// the exact size); beyond, an eighth is left spare so that a big table's
-// arena is copied O(log n) times.
+// growBytes makes room for n more bytes in a listpack. Up to 32 KiB the new
+// capacity is the Go allocator's size class for the need, so that no
+// allocated byte is out of reach and a listpack is no bigger than Redis's
+// (which reallocs to the exact size); beyond, an eighth is left spare.
 func growBytes(b []byte, n int) []byte {
 	if cap(b)-len(b) >= n {
 		return b
@@ -437,13 +442,17 @@ func lpEach(b []byte, fn func(f, v []byte) bool) {
 	}
 }
 
-// hashTable is the hashtable form: the pairs live in one arena, each
-// bucket's pairs contiguous, and a power-of-two array of buckets indexes
-// them by the field's hash. A change to a bucket in the middle of the arena
-// moves the bucket to the arena's end (the old bytes become garbage); the
-// arena is compacted when garbage exceeds half the live bytes, so a write
-// costs amortised O(1) and memory stays within 1.5× the live bytes plus
-// the growth margin. There are no pointers per element.
+// hashTable is the hashtable form, a chained hash table without Go
+// pointers per element. Entries (an 8-byte link to the next entry of the
+// bucket, then the pair) are appended to byte chunks and never move while
+// the table grows: a power-of-two array of bucket heads holds references
+// (chunk<<32 | offset, plus one so that zero is the empty chain), and
+// growing the array relinks the entries in place, as Redis's rehash moves
+// dictEntry pointers without copying the strings. A deleted entry, or the
+// old entry of a value whose size changed, is left in its chunk as garbage;
+// when garbage exceeds half the live bytes the table is rebuilt into fresh
+// chunks. So inserts make no garbage at all, and the garbage collector
+// sees one pointer per chunk (chunks grow to 64 KiB).
 //
 // As in Redis's dict, the table grows when the fields outnumber the
 // buckets and shrinks when under a tenth of the buckets are used, and HSCAN
@@ -451,18 +460,22 @@ func lpEach(b []byte, fn func(f, v []byte) bool) {
 // returns every field present for the whole scan at least once even when
 // the table is resized between calls.
 type hashTable struct {
-	arena   []byte
-	buckets []hbucket
-	live    int    // bytes of the arena that buckets use
-	n       int    // pairs
-	chain   uint32 // an upper bound of the pairs in one bucket (for random)
+	chunks [][]byte
+	heads  []uint64 // bucket chains: entry reference + 1, 0 for none
+	tail   int      // the chunk being filled, -1 for none
+	n      int      // entries
+	live   int      // bytes of live entries
+	used   int      // bytes of entries appended (live and garbage)
+	size   int      // capacity of all chunks
+	chain  int      // an upper bound of the entries in one chain (for random)
 }
 
-type hbucket struct {
-	off  int64  // where the bucket's pairs start in the arena
-	size uint32 // their bytes
-	cnt  uint32 // their number
-}
+const (
+	linkLen      = 8        // an entry's link to the next of its chain
+	maxChunk     = 64 << 10 // growth chunks are at most this big
+	minChunk     = 256
+	maxBuiltSize = 1 << 30 // a rebuild fills chunks of up to 1 GiB
+)
 
 var hashFieldSeed = maphash.MakeSeed()
 
@@ -478,199 +491,266 @@ func tableSizeFor(n int) int {
 	return s
 }
 
-func (t *hashTable) mem() int { return 64 + cap(t.arena) + 16*cap(t.buckets) }
+func (t *hashTable) mem() int { return 96 + t.size + 8*cap(t.heads) + 24*cap(t.chunks) }
 
-func (t *hashTable) mask() uint64 { return uint64(len(t.buckets) - 1) }
+func (t *hashTable) mask() uint64 { return uint64(len(t.heads) - 1) }
 
-// build fills the table with the n pairs that each yields, in size
-// buckets, in an arena sized for them with an eighth to spare. each may
-// walk the table's own old contents (resize).
-func (t *hashTable) build(each func(fn func(f, v []byte) bool), n, size int) {
-	buckets := make([]hbucket, size)
-	mask := uint64(size - 1)
-	// First pass: bucket sizes; then offsets; then copy.
-	each(func(f, v []byte) bool {
-		b := &buckets[fieldHash(f)&mask]
-		b.size += uint32(pairLen(f, v))
-		b.cnt++
-		return true
-	})
-	var off int64
-	var chain uint32
-	for i := range buckets {
-		b := &buckets[i]
-		b.off = off
-		off += int64(b.size)
-		b.size = 0 // refilled below
-		chain = max(chain, b.cnt)
+// newHashTable returns an empty table of size buckets whose first chunk
+// holds bytes of entries.
+func newHashTable(size, bytes int) *hashTable {
+	t := &hashTable{heads: make([]uint64, size), tail: -1}
+	if bytes > 0 {
+		t.addChunk(min(bytes+bytes/8, maxBuiltSize))
 	}
-	arena := make([]byte, off, off+off/8)
-	each(func(f, v []byte) bool {
-		b := &buckets[fieldHash(f)&mask]
-		at := b.off + int64(b.size)
-		end := appendPair(arena[at:at], f, v)
-		b.size += uint32(len(end))
-		return true
-	})
-	t.arena, t.buckets, t.live, t.n, t.chain = arena, buckets, int(off), n, max(chain, 1)
+	return t
 }
 
-// resize rebuilds the table with size buckets (also compacting the arena).
-func (t *hashTable) resize(n, size int) {
-	t.build(t.each, n, size)
+func (t *hashTable) addChunk(c int) {
+	if c <= goSizeClasses[len(goSizeClasses)-1] {
+		i, _ := slices.BinarySearch(goSizeClasses, c)
+		c = goSizeClasses[i]
+	}
+	t.chunks = append(t.chunks, make([]byte, 0, c))
+	t.tail = len(t.chunks) - 1
+	t.size += c
 }
 
-func (t *hashTable) bytes(b hbucket) []byte {
-	return t.arena[b.off : b.off+int64(b.size)]
+// entry returns the chunk and offset of a reference (+1 form).
+func (t *hashTable) entry(ref uint64) ([]byte, int) {
+	ref--
+	return t.chunks[ref>>32], int(uint32(ref))
 }
 
-func (t *hashTable) clone() *hashTable {
-	n := &hashTable{}
-	n.build(t.each, t.n, len(t.buckets))
-	return n
+func (t *hashTable) link(ref uint64) uint64 {
+	c, off := t.entry(ref)
+	return binary.LittleEndian.Uint64(c[off:])
 }
 
-// find returns the bucket of field and, when present, the offsets of its
-// pair and value in the arena.
-func (t *hashTable) find(field []byte) (bi int, foff, voff, end int, ok bool) {
-	bi = int(fieldHash(field) & t.mask())
-	b := t.buckets[bi]
-	stop := int(b.off) + int(b.size)
-	for off := int(b.off); off < stop; {
-		f, v := pairStr(t.arena, off)
-		next := pairEnd(t.arena, off)
-		if string(f) == string(field) {
-			return bi, off, v, next, true
+func (t *hashTable) setLink(ref, next uint64) {
+	c, off := t.entry(ref)
+	binary.LittleEndian.PutUint64(c[off:], next)
+}
+
+// pair returns an entry's field and value, and the offset of the value.
+func (t *hashTable) pair(ref uint64) (f, v []byte, c []byte, voff int) {
+	c, off := t.entry(ref)
+	f, voff = pairStr(c, off+linkLen)
+	v, _ = pairStr(c, voff)
+	return f, v, c, voff
+}
+
+// appendEntry stores a pair with the given link and returns its reference.
+// Growth chunks are a quarter of the live bytes, between 256 bytes and
+// 64 KiB; an entry bigger than half a chunk gets a chunk of its own.
+func (t *hashTable) appendEntry(f, v []byte, next uint64) uint64 {
+	need := linkLen + pairLen(f, v)
+	if t.tail < 0 || cap(t.chunks[t.tail])-len(t.chunks[t.tail]) < need {
+		hint := min(max(t.live/4, minChunk), maxChunk)
+		if need > hint/2 {
+			// A chunk of its own, keeping the tail being filled.
+			tail := t.tail
+			t.addChunk(need)
+			if tail >= 0 {
+				t.tail = tail
+				return t.write(len(t.chunks)-1, f, v, next, need)
+			}
+		} else {
+			t.addChunk(hint)
 		}
-		off = next
 	}
-	return bi, 0, 0, 0, false
+	return t.write(t.tail, f, v, next, need)
+}
+
+func (t *hashTable) write(ci int, f, v []byte, next uint64, need int) uint64 {
+	c := t.chunks[ci]
+	off := len(c)
+	c = binary.LittleEndian.AppendUint64(c, next)
+	t.chunks[ci] = appendPair(c, f, v)
+	t.live += need
+	t.used += need
+	return uint64(ci)<<32 | uint64(off) + 1
+}
+
+// find returns field's bucket, the entry before it in the chain (0 if it
+// is the head), its own reference (0 if absent), and the chain's length
+// when absent.
+func (t *hashTable) find(field []byte) (bi int, prev, ref uint64, chainLen int) {
+	bi = int(fieldHash(field) & t.mask())
+	for r := t.heads[bi]; r != 0; r = t.link(r) {
+		c, off := t.entry(r)
+		if f, _ := pairStr(c, off+linkLen); string(f) == string(field) {
+			return bi, prev, r, 0
+		}
+		prev = r
+		chainLen++
+	}
+	return bi, 0, 0, chainLen
 }
 
 func (t *hashTable) get(field []byte) ([]byte, bool) {
-	_, _, voff, _, ok := t.find(field)
-	if !ok {
+	_, _, ref, _ := t.find(field)
+	if ref == 0 {
 		return nil, false
 	}
-	v, _ := pairStr(t.arena, voff)
+	_, v, _, _ := t.pair(ref)
 	return v, true
+}
+
+// unlink removes an entry from its chain; its bytes become garbage.
+func (t *hashTable) unlink(bi int, prev, ref uint64) {
+	next := t.link(ref)
+	if prev == 0 {
+		t.heads[bi] = next
+	} else {
+		t.setLink(prev, next)
+	}
+	f, v, _, _ := t.pair(ref)
+	t.live -= linkLen + pairLen(f, v)
+	t.n--
 }
 
 // set sets field to val and reports whether it is new.
 func (t *hashTable) set(field, val []byte) bool {
-	bi, foff, voff, end, ok := t.find(field)
-	if ok {
-		if strLen(val) == end-voff {
-			appendStr(t.arena[voff:voff], val) // same size: overwrite
+	bi, prev, ref, chainLen := t.find(field)
+	if ref != 0 {
+		_, old, c, voff := t.pair(ref)
+		if strLen(old) == strLen(val) {
+			appendStr(c[voff:voff], val) // same size: overwrite
 			return false
 		}
-		t.cut(bi, foff, end)
-		t.add(bi, field, val)
+		t.unlink(bi, prev, ref)
+		t.heads[bi] = t.appendEntry(field, val, t.heads[bi])
+		t.n++
+		t.maybeCompact()
 		return false
 	}
 	// A full table grows first (Redis's _dictExpandIfNeeded).
-	if t.n >= len(t.buckets) {
-		t.resize(t.n, tableSizeFor(t.n+1))
+	if t.n >= len(t.heads) {
+		t.relink(tableSizeFor(t.n + 1))
 		bi = int(fieldHash(field) & t.mask())
+		chainLen = 0
+		for r := t.heads[bi]; r != 0; r = t.link(r) {
+			chainLen++
+		}
 	}
-	t.add(bi, field, val)
-	return true
-}
-
-// add appends a pair to bucket bi, moving the bucket to the arena's end.
-func (t *hashTable) add(bi int, f, v []byte) {
-	b := &t.buckets[bi]
-	pl := pairLen(f, v)
-	if int(b.off)+int(b.size) != len(t.arena) || b.size == 0 {
-		// Move the bucket to the end (an empty one just starts there).
-		t.arena = growBytes(t.arena, int(b.size)+pl)
-		start := len(t.arena)
-		t.arena = append(t.arena, t.arena[b.off:b.off+int64(b.size)]...)
-		b.off = int64(start)
-	} else {
-		t.arena = growBytes(t.arena, pl)
-	}
-	t.arena = appendPair(t.arena, f, v)
-	b.size += uint32(pl)
-	b.cnt++
+	t.heads[bi] = t.appendEntry(field, val, t.heads[bi])
 	t.n++
-	t.live += pl
-	t.chain = max(t.chain, b.cnt)
-	t.maybeCompact()
-}
-
-// cut removes the pair at [foff, end) from bucket bi, in place.
-func (t *hashTable) cut(bi int, foff, end int) {
-	b := &t.buckets[bi]
-	stop := int(b.off) + int(b.size)
-	copy(t.arena[foff:], t.arena[end:stop])
-	n := end - foff
-	b.size -= uint32(n)
-	b.cnt--
-	t.n--
-	t.live -= n
-	if stop == len(t.arena) {
-		t.arena = t.arena[:len(t.arena)-n]
-	}
+	t.chain = max(t.chain, chainLen+1)
+	return true
 }
 
 func (t *hashTable) del(field []byte) bool {
-	bi, foff, _, end, ok := t.find(field)
-	if !ok {
+	bi, prev, ref, _ := t.find(field)
+	if ref == 0 {
 		return false
 	}
-	t.cut(bi, foff, end)
+	t.unlink(bi, prev, ref)
 	return true
 }
 
-// maybeCompact rewrites the arena when garbage exceeds half the live bytes.
+// relink moves every entry to a new bucket array of size buckets without
+// copying any entry.
+func (t *hashTable) relink(size int) {
+	heads := make([]uint64, size)
+	mask := uint64(size - 1)
+	for _, r := range t.heads {
+		for r != 0 {
+			next := t.link(r)
+			c, off := t.entry(r)
+			f, _ := pairStr(c, off+linkLen)
+			bi := fieldHash(f) & mask
+			t.setLink(r, heads[bi])
+			heads[bi] = r
+			r = next
+		}
+	}
+	t.heads = heads
+	t.chain = t.longestChain()
+}
+
+func (t *hashTable) longestChain() int {
+	longest := 1
+	for _, r := range t.heads {
+		k := 0
+		for ; r != 0; r = t.link(r) {
+			k++
+		}
+		longest = max(longest, k)
+	}
+	return longest
+}
+
+// rebuilt returns a copy of the table with size buckets in fresh chunks.
+func (t *hashTable) rebuilt(size int) *hashTable {
+	nt := newHashTable(size, t.live)
+	t.each(func(f, v []byte) bool {
+		nt.insertNew(f, v)
+		return true
+	})
+	nt.chain = nt.longestChain()
+	return nt
+}
+
+// insertNew adds a field known to be absent, without growing the table.
+func (t *hashTable) insertNew(f, v []byte) {
+	bi := fieldHash(f) & t.mask()
+	t.heads[bi] = t.appendEntry(f, v, t.heads[bi])
+	t.n++
+}
+
+func (t *hashTable) clone() *hashTable { return t.rebuilt(len(t.heads)) }
+
+// maybeCompact rebuilds the table when garbage exceeds half the live bytes.
 func (t *hashTable) maybeCompact() {
-	if garbage := len(t.arena) - t.live; garbage > 256 && garbage > t.live/2 {
-		t.resize(t.n, len(t.buckets))
+	if garbage := t.used - t.live; garbage > 1024 && garbage > t.live/2 {
+		*t = *t.rebuilt(len(t.heads))
 	}
 }
 
 // maybeShrink shrinks the table as Redis's htNeedsResize/dictResize do:
 // when fewer than a tenth of more than 4 buckets are used, to the next
-// power of two of the fields.
-func (t *hashTable) maybeShrink() {
-	if len(t.buckets) > 4 && t.n*100/len(t.buckets) < 10 {
-		t.resize(t.n, tableSizeFor(t.n))
+// power of two of the fields (compacting the chunks on the way).
+func (t *hashTable) maybeShrink() bool {
+	if len(t.heads) > 4 && t.n*100/len(t.heads) < 10 {
+		*t = *t.rebuilt(tableSizeFor(t.n))
+		return true
 	}
+	return false
+}
+
+// eachChain calls fn with the pairs of one chain until it returns false.
+func (t *hashTable) eachChain(r uint64, fn func(f, v []byte) bool) bool {
+	for ; r != 0; r = t.link(r) {
+		f, v, _, _ := t.pair(r)
+		if !fn(f, v) {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *hashTable) each(fn func(f, v []byte) bool) {
-	for _, b := range t.buckets {
-		if b.cnt > 0 {
-			cont := true
-			lpEach(t.bytes(b), func(f, v []byte) bool {
-				cont = fn(f, v)
-				return cont
-			})
-			if !cont {
-				return
-			}
+	for _, r := range t.heads {
+		if r != 0 && !t.eachChain(r, fn) {
+			return
 		}
 	}
 }
 
-// random returns a pair chosen uniformly: a bucket and a place in it up to
-// the longest chain are drawn until the place holds a pair (rejection
-// sampling, so long chains are not favoured as in a plain bucket draw).
+// random returns a pair chosen uniformly: a bucket and a place in its
+// chain up to the longest chain are drawn until the place holds an entry
+// (rejection sampling, so long chains are not favoured as in a plain
+// bucket draw).
 func (t *hashTable) random() (f, v []byte) {
 	for {
-		b := t.buckets[rand.IntN(len(t.buckets))]
-		j := uint32(rand.IntN(int(t.chain)))
-		if j >= b.cnt {
-			continue
+		r := t.heads[rand.IntN(len(t.heads))]
+		for j := rand.IntN(t.chain); j > 0 && r != 0; j-- {
+			r = t.link(r)
 		}
-		off := int(b.off)
-		for ; j > 0; j-- {
-			off = pairEnd(t.arena, off)
+		if r != 0 {
+			f, v, _, _ = t.pair(r)
+			return f, v
 		}
-		f, off = pairStr(t.arena, off)
-		v, _ = pairStr(t.arena, off)
-		return f, v
 	}
 }
 
@@ -680,8 +760,7 @@ func (t *hashTable) random() (f, v []byte) {
 // resize still visits every bucket's elements of the new size.
 func (t *hashTable) scan(cursor uint64, fn func(f, v []byte)) uint64 {
 	mask := t.mask()
-	b := t.buckets[cursor&mask]
-	lpEach(t.bytes(b), func(f, v []byte) bool {
+	t.eachChain(t.heads[cursor&mask], func(f, v []byte) bool {
 		fn(f, v)
 		return true
 	})

@@ -470,24 +470,24 @@ func TestHashTableShrinksAndCompacts(t *testing.T) {
 		hDo(t, c, "HSET", "h", "field:"+strconv.Itoa(i), "value:"+strconv.Itoa(i))
 	}
 	h := hashOf(t, c, "h")
-	if n := len(h.ht.buckets); n != 1024 {
+	if n := len(h.ht.heads); n != 1024 {
 		t.Fatalf("%d buckets for 1000 fields, want 1024", n)
 	}
 	for i := 0; i < 990; i++ {
 		hDo(t, c, "HDEL", "h", "field:"+strconv.Itoa(i))
 	}
-	if n := len(h.ht.buckets); n > 64 {
+	if n := len(h.ht.heads); n > 64 {
 		t.Errorf("%d buckets for 10 fields, want a shrunk table", n)
 	}
-	if g := len(h.ht.arena) - h.ht.live; g > 256 && g > h.ht.live/2 {
-		t.Errorf("arena garbage %d for %d live bytes", g, h.ht.live)
+	if g := h.ht.used - h.ht.live; g > 1024 && g > h.ht.live/2 {
+		t.Errorf("garbage %d for %d live bytes", g, h.ht.live)
 	}
 	// Rewriting values of other sizes again and again keeps garbage bounded.
 	for i := 0; i < 10000; i++ {
 		hDo(t, c, "HSET", "h", "field:995", strings.Repeat("y", i%50))
 	}
-	if g := len(h.ht.arena) - h.ht.live; g > 256 && g > h.ht.live/2 {
-		t.Errorf("arena garbage %d for %d live bytes", g, h.ht.live)
+	if g := h.ht.used - h.ht.live; g > 1024 && g > h.ht.live/2 {
+		t.Errorf("garbage %d for %d live bytes", g, h.ht.live)
 	}
 	if h.Mem() < h.ht.live {
 		t.Errorf("Mem %d below the live bytes %d", h.Mem(), h.ht.live)
@@ -538,7 +538,7 @@ func TestHscanGuaranteesAcrossResize(t *testing.T) {
 			t.Fatalf("growth: keep:%d never returned", i)
 		}
 	}
-	if b := len(hashOf(t, c, "h").ht.buckets); b < 2048 {
+	if b := len(hashOf(t, c, "h").ht.heads); b < 2048 {
 		t.Fatalf("the table did not grow much (%d buckets)", b)
 	}
 
@@ -561,7 +561,7 @@ func TestHscanGuaranteesAcrossResize(t *testing.T) {
 			t.Fatalf("shrink: keep:%d never returned", i)
 		}
 	}
-	if b := len(hashOf(t, c, "h").ht.buckets); b > 1024 {
+	if b := len(hashOf(t, c, "h").ht.heads); b > 1024 {
 		t.Fatalf("the table did not shrink (%d buckets)", b)
 	}
 }
