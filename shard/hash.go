@@ -325,7 +325,7 @@ func (h *hashObj) pairs() [][2][]byte {
 	return ps
 }
 
-// Encoding of strings in the listpack and the table's arena: a uvarint
+// Encoding of strings in the listpack and the table's chunks: a uvarint
 // length, then the bytes. A pair is a field string then a value string.
 
 func strLen(s []byte) int {

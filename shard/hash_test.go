@@ -398,7 +398,7 @@ func contents(t *testing.T, h *hashObj) map[string]string {
 // TestHashMatchesMapModel runs random writes against both encodings and
 // a Go map, checking lookups, counts and iteration; large and small values
 // exercise multi-byte lengths, and deletes exercise shrinking and the
-// arena's compaction.
+// table's rebuilds.
 func TestHashMatchesMapModel(t *testing.T) {
 	for _, entries := range []int64{1 << 20, 0} { // listpack only; hashtable at once
 		t.Run(fmt.Sprintf("entries=%d", entries), func(t *testing.T) {
