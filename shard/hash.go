@@ -420,10 +420,22 @@ func spliceStr(b []byte, off, end int, s []byte) []byte {
 // lpFind finds field in a listpack; it returns the offsets of the pair,
 // of its value, and of its end.
 func lpFind(b, field []byte) (foff, voff, end int, ok bool) {
+	// The hot loop of small hashes: lengths of one byte are decoded inline
+	// and compared before the bytes.
 	for off := lpHdr; off < len(b); {
-		f, v := pairStr(b, off)
-		next := pairEnd(b, off)
-		if string(f) == string(field) {
+		n, at := int(b[off]), off+1
+		if n >= 1<<7 {
+			u, k := binary.Uvarint(b[off:])
+			n, at = int(u), off+k
+		}
+		v := at + n
+		m, vat := int(b[v]), v+1
+		if m >= 1<<7 {
+			u, k := binary.Uvarint(b[v:])
+			m, vat = int(u), v+k
+		}
+		next := vat + m
+		if n == len(field) && string(b[at:v]) == string(field) {
 			return off, v, next, true
 		}
 		off = next
