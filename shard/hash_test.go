@@ -775,7 +775,7 @@ func TestHashMemTracksSize(t *testing.T) {
 	}
 }
 
-func TestHashReadsDoNotAllocate(t *testing.T) {
+func TestHashHotPathsDoNotAllocate(t *testing.T) {
 	c := newStringCtx(1)
 	for i := 0; i < 600; i++ { // a hashtable
 		hDo(t, c, "HSET", "big", "f"+strconv.Itoa(i), "v")
@@ -783,14 +783,15 @@ func TestHashReadsDoNotAllocate(t *testing.T) {
 	hDo(t, c, "HSET", "small", "a", "1", "b", "2")
 	for _, args := range [][]string{
 		{"HGET", "big", "f10"}, {"HGET", "small", "b"}, {"HEXISTS", "big", "f1"},
-		{"HSET", "big", "f10", "w"}, {"HSET", "small", "a", "9"},
+		{"HSET", "big", "f10", "w"}, {"HSET", "small", "a", "9"}, {"HGETALL", "big"}, {"HGETALL", "small"},
+		{"HMGET", "big", "f1", "zz"}, {"HINCRBY", "big", "n", "1"}, {"HDEL", "big", "zz"},
 	} {
 		argv := make([][]byte, len(args))
 		for i, a := range args {
 			argv[i] = []byte(a)
 		}
 		run := hashCmdTable[strings.ToLower(args[0])]
-		c.Out = make([]byte, 0, 1024)
+		c.Out = make([]byte, 0, 64<<10)
 		if n := testing.AllocsPerRun(100, func() {
 			c.Out = c.Out[:0]
 			c.Prop.Reset()
