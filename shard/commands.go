@@ -9,6 +9,7 @@ var Commands = concatCommands(
 	bitmapCommands,
 	hllCommands,
 	setCommands,
+	hashCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
