@@ -5,6 +5,7 @@ package shard
 var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
+	zsetCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
