@@ -1545,10 +1545,10 @@ func zrandmemberCount(c *Ctx, db *DB, key []byte, l int64, withScores bool) {
 		}
 		return
 	}
-	// The whole set, in order.
+	// The whole set, from the highest score down (Redis's zuiNext order).
 	if count >= size {
 		header(size)
-		it := z.iter(0, false)
+		it := z.iter(int(size-1), true)
 		for i := int64(0); i < size; i++ {
 			emit(it.next())
 		}

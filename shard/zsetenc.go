@@ -308,23 +308,41 @@ func newZsetSorted(cfg *Tunables, members [][]byte, scores []float64) *zset {
 	return z
 }
 
-// zIter walks a sorted set from a rank, up or down.
+// zIter walks a sorted set from a rank, up or down. It is a value (the
+// treap path lives in buf), so a range costs no allocation.
 type zIter struct {
-	z   *zset
-	i   int // listpack: the next rank
-	rev bool
-	st  []int32 // skiplist: the path, next element on top
-	buf [40]int32
+	z    *zset
+	i    int // listpack: the next rank
+	rev  bool
+	sp   int       // skiplist: path depth; the next element is on top
+	buf  [64]int32 // the path
+	more []int32   // the path beyond buf, for an unusually deep treap
+}
+
+func (it *zIter) push(t int32) {
+	if it.sp < len(it.buf) {
+		it.buf[it.sp] = t
+	} else {
+		it.more = append(it.more[:it.sp-len(it.buf)], t)
+	}
+	it.sp++
+}
+
+func (it *zIter) pop() int32 {
+	it.sp--
+	if it.sp < len(it.buf) {
+		return it.buf[it.sp]
+	}
+	return it.more[it.sp-len(it.buf)]
 }
 
 // iter returns an iterator at rank i (which must be in range) going up, or
 // down when rev.
-func (z *zset) iter(i int, rev bool) *zIter {
-	it := &zIter{z: z, i: i, rev: rev}
+func (z *zset) iter(i int, rev bool) zIter {
+	it := zIter{z: z, i: i, rev: rev}
 	if z.sl == nil {
 		return it
 	}
-	it.st = it.buf[:0]
 	s := z.sl
 	for t := s.root; t >= 0; {
 		e := &s.el[t]
@@ -332,15 +350,15 @@ func (z *zset) iter(i int, rev bool) *zIter {
 		switch {
 		case i < ls:
 			if !rev {
-				it.st = append(it.st, t)
+				it.push(t)
 			}
 			t = e.left
 		case i == ls:
-			it.st = append(it.st, t)
+			it.push(t)
 			t = -1
 		default:
 			if rev {
-				it.st = append(it.st, t)
+				it.push(t)
 			}
 			i -= ls + 1
 			t = e.right
@@ -363,15 +381,14 @@ func (it *zIter) next() ([]byte, float64) {
 		return z.lpMember(i), z.scores[i]
 	}
 	s := z.sl
-	c := it.st[len(it.st)-1]
-	it.st = it.st[:len(it.st)-1]
+	c := it.pop()
 	if it.rev {
 		for t := s.el[c].left; t >= 0; t = s.el[t].right {
-			it.st = append(it.st, t)
+			it.push(t)
 		}
 	} else {
 		for t := s.el[c].right; t >= 0; t = s.el[t].left {
-			it.st = append(it.st, t)
+			it.push(t)
 		}
 	}
 	return s.mem(c), s.el[c].score
