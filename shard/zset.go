@@ -90,6 +90,25 @@ func zsetAt(c *Ctx, db *DB, key []byte, write bool) (slot int32, z *zset, ok boo
 
 // Scores.
 
+// zReplyScore replies a score as Redis's addReplyDouble does ("%.17g"; a
+// RESP3 double), formatting integral scores, which that prints as plain
+// integers, the fast way.
+func zReplyScore(c *Ctx, f float64) {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && !(f == 0 && math.Signbit(f)) {
+		var tmp [24]byte
+		digits := strconv.AppendInt(tmp[:0], int64(f), 10)
+		if c.Proto >= 3 {
+			c.Out = append(c.Out, ',')
+			c.Out = append(c.Out, digits...)
+			c.Out = append(c.Out, '\r', '\n')
+		} else {
+			c.Bulk(digits)
+		}
+		return
+	}
+	c.Double(f)
+}
+
 // parseScore parses a score, weight or increment as Redis's string2d: the
 // whole argument is a strtod number (decimal, hexadecimal, inf, infinity),
 // with no leading space, no NaN, no overflow and no underflow to zero.
@@ -465,7 +484,7 @@ parsed:
 reply:
 	if incr {
 		if processed > 0 {
-			c.Double(score)
+			zReplyScore(c, score)
 		} else {
 			c.Null()
 		}
@@ -639,7 +658,7 @@ func cmdZscore(c *Ctx, argv [][]byte) {
 		return
 	}
 	if s, found := z.find(argv[2]); found {
-		c.Double(s)
+		zReplyScore(c, s)
 	} else {
 		c.Null()
 	}
@@ -655,7 +674,7 @@ func cmdZmscore(c *Ctx, argv [][]byte) {
 		if z == nil {
 			c.Null()
 		} else if s, found := z.find(m); found {
-			c.Double(s)
+			zReplyScore(c, s)
 		} else {
 			c.Null()
 		}
@@ -897,7 +916,7 @@ func zrangeGeneric(c *Ctx, argv [][]byte, argStart int, store bool, kind, dir in
 		}
 		c.Bulk(m)
 		if withScores {
-			c.Double(s)
+			zReplyScore(c, s)
 		}
 	}
 }
@@ -1255,7 +1274,7 @@ computed:
 		}
 		c.Bulk(m)
 		if withScores {
-			c.Double(scores[i])
+			zReplyScore(c, scores[i])
 		}
 	}
 }
@@ -1330,7 +1349,7 @@ func zsetPop(c *Ctx, db *DB, key []byte, slot int32, max bool, count int, shape 
 			c.Array(2)
 		}
 		c.Bulk(m)
-		c.Double(s)
+		zReplyScore(c, s)
 	}
 	if max {
 		z.removeRange(size-n, size-1)
@@ -1527,7 +1546,7 @@ func zrandmemberCount(c *Ctx, db *DB, key []byte, l int64, withScores bool) {
 		}
 		c.Bulk(m)
 		if withScores {
-			c.Double(s)
+			zReplyScore(c, s)
 		}
 	}
 	header := func(n int64) {

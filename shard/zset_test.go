@@ -868,3 +868,19 @@ func TestZsetReadsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestZreplyScoreIsAddReplyDouble: the integral fast path prints what
+// "%.17g" prints.
+func TestZreplyScoreIsAddReplyDouble(t *testing.T) {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 42, -123456789, 999999999999999, 1e15, 1e17, 0.5, -2.25, math.Inf(1), math.Inf(-1), 4611686018427387904} {
+		for _, proto := range []int{2, 3} {
+			c := &Ctx{Proto: proto}
+			zReplyScore(c, f)
+			want := &Ctx{Proto: proto}
+			want.Double(f)
+			if string(c.Out) != string(want.Out) {
+				t.Errorf("%v RESP%d: %q, want %q", f, proto, c.Out, want.Out)
+			}
+		}
+	}
+}

@@ -659,27 +659,59 @@ func (s *zskip) unhash(t int32) {
 }
 
 func (s *zskip) remove(t int32) {
-	s.unlinkTree(t)
+	s.detachRank(s.countLess(s.el[t].score, s.mem(t)))
 	s.unhash(t)
 	s.tidy()
 }
 
+// detachRank takes the element of rank r out of the treap in one descent
+// (cheaper than two splits and a merge for a single element) and returns it.
+func (s *zskip) detachRank(r int) int32 {
+	p := &s.root
+	for {
+		t := *p
+		e := &s.el[t]
+		ls := s.sz(e.left)
+		if r == ls {
+			*p = s.merge(e.left, e.right)
+			e.left, e.right, e.size = -1, -1, 1
+			return t
+		}
+		e.size--
+		if r < ls {
+			p = &e.left
+		} else {
+			r -= ls + 1
+			p = &e.right
+		}
+	}
+}
+
 // removeRange deletes ranks start..end inclusive.
 func (s *zskip) removeRange(start, end int) {
+	if end-start < 4 {
+		for r := start; r <= end; r++ {
+			s.unhash(s.detachRank(start))
+		}
+		s.tidy()
+		return
+	}
 	l, rest := s.splitRank(s.root, start)
 	mid, r := s.splitRank(rest, end-start+1)
 	s.root = s.merge(l, r)
-	stack := []int32{mid}
-	for len(stack) > 0 {
-		t := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if t < 0 {
-			continue
-		}
-		stack = append(stack, s.el[t].left, s.el[t].right)
-		s.unhash(t)
-	}
+	s.freeTree(mid)
 	s.tidy()
+}
+
+// freeTree frees every element of a detached subtree.
+func (s *zskip) freeTree(t int32) {
+	if t < 0 {
+		return
+	}
+	l, r := s.el[t].left, s.el[t].right
+	s.unhash(t)
+	s.freeTree(l)
+	s.freeTree(r)
 }
 
 // tidy shrinks the hash table when it is less than 10% full (Redis's
