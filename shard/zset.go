@@ -325,10 +325,58 @@ func (r *lexRange) lteMax(m []byte) bool {
 	return cmpLex(m, r.max, r.maxInf) <= 0
 }
 
-func (r *lexRange) bounds(z *zset) (int, int) {
-	lo := z.search(func(_ float64, m []byte) bool { return r.gteMin(m) })
-	hi := z.search(func(_ float64, m []byte) bool { return !r.lteMax(m) })
-	return lo, max(lo, hi)
+// bounds returns the ranks [lo, hi) of the elements in range, walking
+// down from the top when rev. Lex ranges assume equal scores; when they
+// differ the result is unspecified, but deterministic for a listpack in
+// Redis (a linear scan from the end it starts at), so that form scans the
+// same way. The skiplist form searches, as Redis's skiplist does.
+func (r *lexRange) bounds(z *zset, rev bool) (int, int) {
+	if z.sl != nil {
+		lo := z.search(func(_ float64, m []byte) bool { return r.gteMin(m) })
+		hi := z.search(func(_ float64, m []byte) bool { return !r.lteMax(m) })
+		return lo, max(lo, hi)
+	}
+	n := len(z.scores)
+	if n == 0 || r.empty() || !r.gteMin(z.lpMember(n-1)) || !r.lteMax(z.lpMember(0)) {
+		return 0, 0
+	}
+	if !rev {
+		i := 0
+		for i < n && !r.gteMin(z.lpMember(i)) {
+			i++
+		}
+		j := i
+		for j < n && r.lteMax(z.lpMember(j)) {
+			j++
+		}
+		return i, j
+	}
+	j := n - 1
+	for j >= 0 && !r.lteMax(z.lpMember(j)) {
+		j--
+	}
+	k := j
+	for k >= 0 && r.gteMin(z.lpMember(k)) {
+		k--
+	}
+	return k + 1, j + 1
+}
+
+// empty reports a range that holds nothing whatever the set (min above
+// max, or equal and exclusive), as zzlIsInLexRange tests it first.
+func (r *lexRange) empty() bool {
+	var cmp int
+	switch {
+	case r.minInf != 0 && r.minInf == r.maxInf:
+		cmp = 0
+	case r.minInf == -1 || r.maxInf == 1:
+		cmp = -1
+	case r.minInf == 1 || r.maxInf == -1:
+		cmp = 1
+	default:
+		cmp = bytes.Compare(r.min, r.max)
+	}
+	return cmp > 0 || cmp == 0 && (r.minex || r.maxex)
 }
 
 // longArg parses a C long argument (getLongFromObjectOrReply).
@@ -615,7 +663,7 @@ func zremrangeGeneric(c *Ctx, argv [][]byte, kind int) {
 	case zrangeScore:
 		lo, hi = sr.bounds(z)
 	case zrangeLex:
-		lo, hi = lr.bounds(z)
+		lo, hi = lr.bounds(z, false)
 	}
 	deleted := hi - lo
 	if deleted > 0 {
@@ -736,7 +784,7 @@ func cmdZlexcount(c *Ctx, argv [][]byte) {
 		c.Int(0)
 		return
 	}
-	lo, hi := r.bounds(z)
+	lo, hi := r.bounds(z, false)
 	c.Int(int64(hi - lo))
 }
 
@@ -872,12 +920,21 @@ func zrangeGeneric(c *Ctx, argv [][]byte, argStart int, store bool, kind, dir in
 					first = size - 1 - int(start)
 				}
 			}
+		case zrangeLex:
+			if z.sl == nil {
+				// As Redis walks a listpack: skip offset elements
+				// unchecked, then go on while the far bound holds (this
+				// matters only when scores differ).
+				first, n = lexWalk(z, &lr, rev, offset, limit)
+				break
+			}
+			fallthrough
 		default:
 			var lo, hi int
 			if kind == zrangeScore {
 				lo, hi = sr.bounds(z)
 			} else {
-				lo, hi = lr.bounds(z)
+				lo, hi = lr.bounds(z, rev)
 			}
 			if offset >= 0 && offset < int64(hi-lo) {
 				n = hi - lo - int(offset)
@@ -919,6 +976,28 @@ func zrangeGeneric(c *Ctx, argv [][]byte, argStart int, store bool, kind, dir in
 			zReplyScore(c, s)
 		}
 	}
+}
+
+// lexWalk returns the first rank and the count of a BYLEX range with
+// offset and limit over the listpack form, walking as Redis does.
+func lexWalk(z *zset, r *lexRange, rev bool, offset, limit int64) (first, n int) {
+	lo, hi := r.bounds(z, rev)
+	size := int64(z.Len())
+	if lo >= hi || offset < 0 || offset >= size {
+		return 0, 0
+	}
+	if !rev {
+		p := int64(lo) + offset
+		for p+int64(n) < size && (limit < 0 || int64(n) < limit) && r.lteMax(z.lpMember(int(p)+n)) {
+			n++
+		}
+		return int(p), n
+	}
+	p := int64(hi-1) - offset
+	for p-int64(n) >= 0 && (limit < 0 || int64(n) < limit) && r.gteMin(z.lpMember(int(p)-n)) {
+		n++
+	}
+	return int(p), n
 }
 
 // zrangeStore stores n elements of z from rank first (down when rev) at

@@ -197,6 +197,16 @@ var zsetScripts = []ksScript{
 		{cmd: "ZREMRANGEBYLEX l [b [c", want: num(2)},
 		{cmd: "ZRANGE l 0 -1", want: zPairs("a", "d")},
 		{cmd: "ZREMRANGEBYLEX l foo [c", want: zErr(errMinMaxLex)},
+		// lex ranges over different scores: unspecified, but a listpack
+		// walks as Redis's does
+		{cmd: "ZADD mx 2 a 1 b 3 c 0 d", want: num(4)},
+		{cmd: "ZRANGEBYLEX mx [b [c", want: zArr()},
+		{cmd: "ZRANGEBYLEX mx [a +", want: zPairs("d", "b", "a", "c")},
+		{cmd: "ZREVRANGEBYLEX mx + [b", want: zPairs("c")},
+		{cmd: "ZREVRANGEBYLEX mx + [b LIMIT 1 2", want: zArr()},
+		{cmd: "ZRANGEBYLEX mx [a + LIMIT 1 2", want: zPairs("b", "a")},
+		{cmd: "ZLEXCOUNT mx [b +", want: num(4)},
+		{cmd: "ZREMRANGEBYLEX mx (c +", want: zero},
 		{cmd: "ZREMRANGEBYRANK r 0 1", want: num(2)},
 		{cmd: "ZREMRANGEBYRANK r 5 10", want: zero},
 		{cmd: "ZREMRANGEBYRANK r x 1", want: notInt},
