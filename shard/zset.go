@@ -1762,7 +1762,7 @@ func cmdZscan(c *Ctx, argv [][]byte) {
 			c.Bulk(appendD2string(buf[:0], z.scores[t]))
 		} else {
 			c.Bulk(z.sl.mem(t))
-			c.Bulk(appendScore(buf[:0], z.sl.el[t].score))
+			c.Bulk(appendScore(buf[:0], z.sl.e(t).score))
 		}
 	}
 }
