@@ -500,15 +500,19 @@ func (z *zset) Dump(key []byte) [][][]byte {
 	}
 	var cmds [][][]byte
 	var cur [][]byte
+	var text []byte // the scores of cur, back to back
 	it := z.iter(0, false)
 	for i := 0; i < n; i++ {
 		if cur == nil {
 			k := min(n-i, zsetItemsPerCmd)
 			cur = make([][]byte, 0, 2+2*k)
 			cur = append(cur, wordZADD, key)
+			text = make([]byte, 0, 24*k) // "%.17g" takes at most 24 bytes
 		}
 		m, s := it.next()
-		cur = append(cur, appendScore(nil, s), m)
+		start := len(text)
+		text = appendScore(text, s)
+		cur = append(cur, text[start:len(text):len(text)], m)
 		if len(cur) == cap(cur) {
 			cmds = append(cmds, cur)
 			cur = nil
