@@ -351,6 +351,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	if !h.tx {
 		mask = 1 << uint(h.target)
 	}
+	x.mask = mask
 	var hook func(*shard.DB, []byte)
 	if l.srv.persist != nil {
 		hook = l.p.expHook
@@ -360,6 +361,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 		sh.SetNow(ms)
 		sh.NoTouch = h.noTch
 		sh.OnExpired = hook
+		sh.OnNotify = l.ps.notifyFn // notifications leave from the running loop (pubsub.go)
 	}
 	persisting := l.srv.persist != nil
 	var need uint64
@@ -379,7 +381,9 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	x.Out = nil
 	x.cl = nil
 	for m := mask; m != 0; m &= m - 1 {
-		l.srv.shards[bits.TrailingZeros64(m)].NoTouch = false
+		i := bits.TrailingZeros64(m)
+		l.srv.shards[i].NoTouch = false
+		l.srv.shards[i].OnNotify = l.srv.loops[i].ps.notifyFn
 	}
 	if l.srv.persist != nil {
 		// Submit before the replies go home (and, for a transaction, before
@@ -396,6 +400,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 	x := &l.x
 	ms := l.batchNow()
 	x.reset(cl, cl.db, cl.proto, ms)
+	x.mask = 1 << uint(l.id)
 	x.Out = cl.out
 	start := len(cl.out)
 	l.sh.NoTouch = cl.noTouch
@@ -453,6 +458,16 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 	}
 	x.Prop.Reset()
+	if cmd.flags&flagDenyOOM != 0 && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
+		l.stats.cmds[cmd.id].rejected++
+		l.stats.countErrorString(oomError)
+		x.Out = resp.AppendError(x.Out, oomError)
+		if x.dropReply {
+			x.Out = x.Out[:start]
+			x.dropReply = false
+		}
+		return
+	}
 	if cmd.run != nil {
 		cmd.run(&x.Ctx, argv)
 	} else {

@@ -72,6 +72,10 @@ type Server struct {
 	shutdownOnce sync.Once
 	shutdownErr  chan error
 	lastSave     atomic.Int64
+
+	memStartup  int64          // used_memory_startup
+	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit
+	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -99,6 +103,7 @@ type Loop struct {
 	tickValid bool
 
 	stats loopStats
+	ps    loopPubsub // inbox and notification queue (pubsub.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
@@ -115,6 +120,7 @@ type Loop struct {
 // server commands, the client, its loop and the server.
 type Exec struct {
 	shard.Ctx
+	mask      uint64 // the shards the running command may touch
 	cl        *Client
 	loop      *Loop
 	srv       *Server
@@ -163,6 +169,8 @@ func Run(cfg *Config, log *Logger) error {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initMemory()
+	srv.initPubsub()
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.

@@ -29,6 +29,12 @@ type Shard struct {
 
 	keysChanged uint64
 
+	// Memory accounting (evict.go).
+	nkeys       int
+	objMem      int64
+	memPend     []memPending
+	evictNextDB int
+
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8
 
@@ -96,6 +102,7 @@ func (s *Shard) onExpired(db *DB, key []byte) {
 	if s.OnExpired != nil {
 		s.OnExpired(db, key)
 	}
+	db.Notify(NotifyExpired, "expired", key)
 }
 
 func (s *Shard) newObj(o Object) uint32 {
@@ -133,6 +140,7 @@ func (s *Shard) FlushAll() {
 		s.DBs[i] = newDB(s, i)
 	}
 	s.objs, s.objFree = nil, nil
+	s.nkeys, s.objMem, s.memPend = 0, 0, nil
 	s.Slab.Reset()
 	s.keysChanged++
 	flushed()

@@ -55,11 +55,9 @@ const (
 	errMinMaxFloat   = "ERR min or max is not a float"
 	errMinMaxLex     = "ERR min or max not valid string range item"
 	errWeightFloat   = "ERR weight value is not a float"
-	errLimitNegative = "ERR LIMIT can't be negative"
 	errLimitRank     = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 	errScoresLex     = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 	errPositive      = "ERR value is out of range, must be positive"
-	errNumkeysZero   = "ERR numkeys should be greater than 0"
 	errCountZero     = "ERR count should be greater than 0"
 	errOutOfRange    = "ERR value is out of range"
 )
@@ -1043,55 +1041,11 @@ const (
 	aggrMax
 )
 
-// MemberSet is what the sorted set operations need of a plain set given as
-// an input (each member scores 1). The set type implements it; any other
-// Object is read through its Dump (SADD commands).
-type MemberSet interface {
-	Len() int
-	Contains(member []byte) bool
-	Each(fn func(member []byte) bool)
-}
-
-// dumpedSet is a MemberSet read from a set's Dump.
-type dumpedSet struct {
-	members [][]byte
-	index   map[string]struct{}
-}
-
-func (d *dumpedSet) Len() int { return len(d.members) }
-func (d *dumpedSet) Contains(m []byte) bool {
-	_, ok := d.index[string(m)]
-	return ok
-}
-func (d *dumpedSet) Each(fn func([]byte) bool) {
-	for _, m := range d.members {
-		if !fn(m) {
-			return
-		}
-	}
-}
-
-func memberSetOf(o Object, key []byte) MemberSet {
-	if ms, ok := o.(MemberSet); ok {
-		return ms
-	}
-	d := &dumpedSet{index: map[string]struct{}{}}
-	for _, cmd := range o.Dump(key) {
-		for _, m := range cmd[2:] {
-			if _, dup := d.index[string(m)]; !dup {
-				d.index[string(m)] = struct{}{}
-				d.members = append(d.members, m)
-			}
-		}
-	}
-	return d
-}
-
 // zsetSource is one input of a set operation: a sorted set, a plain set,
 // or nothing (a missing key).
 type zsetSource struct {
 	z      *zset
-	set    MemberSet
+	set    *setObj
 	obj    Object // identity, to spot a key given twice
 	weight float64
 }
@@ -1101,7 +1055,7 @@ func (s *zsetSource) size() int {
 	case s.z != nil:
 		return s.z.Len()
 	case s.set != nil:
-		return s.set.Len()
+		return s.set.len()
 	}
 	return 0
 }
@@ -1120,7 +1074,13 @@ func (s *zsetSource) each(fn func(m []byte, score float64) bool) {
 			}
 		}
 	case s.set != nil:
-		s.set.Each(func(m []byte) bool { return fn(m, 1) })
+		// Members may stay in the result: an intset's are formatted into
+		// bytes of their own (buf nil).
+		for i, n := 0, s.set.len(); i < n; i++ {
+			if !fn(s.set.elem(i, nil), 1) {
+				return
+			}
+		}
 	}
 }
 
@@ -1129,7 +1089,7 @@ func (s *zsetSource) find(m []byte) (float64, bool) {
 	case s.z != nil:
 		return s.z.find(m)
 	case s.set != nil:
-		return 1, s.set.Contains(m)
+		return 1, s.set.has(m)
 	}
 	return 0, false
 }
@@ -1187,8 +1147,8 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, dst []byte, numkeysIdx int, op int, ca
 				src[i].z = db.Obj(slot).(*zset)
 				src[i].obj = src[i].z
 			case TypeSet:
-				src[i].obj = db.Obj(slot)
-				src[i].set = memberSetOf(src[i].obj, key)
+				src[i].set = db.Obj(slot).(*setObj)
+				src[i].obj = src[i].set
 			default:
 				c.Err(ErrWrongType)
 				return

@@ -26,22 +26,8 @@ var allCmdTable = func() map[string]Command {
 	return m
 }()
 
-// zsTestSet stands for a plain set (the set type lives elsewhere); the
-// sorted set operations read it through its Dump.
-type zsTestSet struct{ members []string }
-
-func (s *zsTestSet) Copy() Object { return &zsTestSet{members: slices.Clone(s.members)} }
-func (s *zsTestSet) Dump(key []byte) [][][]byte {
-	argv := [][]byte{[]byte("SADD"), key}
-	for _, m := range s.members {
-		argv = append(argv, []byte(m))
-	}
-	return [][][]byte{argv}
-}
-func (s *zsTestSet) Mem() int { return 16 * len(s.members) }
-
-// zDo runs one command of the full table and returns its reply; SADD (new
-// sets) and HELLO are emulated.
+// zDo runs one command of the full table and returns its reply; HELLO is
+// emulated.
 func zDo(t testing.TB, c *Ctx, args ...string) string {
 	t.Helper()
 	c.Out = c.Out[:0]
@@ -52,9 +38,6 @@ func zDo(t testing.TB, c *Ctx, args ...string) string {
 	}
 	name := strings.ToLower(args[0])
 	switch name {
-	case "sadd":
-		c.DBOf(argv[1]).SetObj(argv[1], TypeSet, EncListpack, &zsTestSet{members: args[2:]})
-		return num(int64(len(args) - 2))
 	case "hello":
 		c.Proto, _ = strconv.Atoi(args[1])
 		return ""
@@ -283,6 +266,12 @@ var zsetScripts = []ksScript{
 		{cmd: "ZINTERSTORE {t}d 2 {t}a {t}nokey", want: zero},
 		{cmd: "EXISTS {t}d", want: zero},
 		{cmd: "ZDIFFSTORE {t}d 2 {t}a {t}a", want: zero},
+		{cmd: "SADD {t}n 3 1 2", want: num(3)},
+		{cmd: "ZUNION 2 {t}n {t}s WEIGHTS 2 1 WITHSCORES", want: zPairs("w", "1", "x", "1", "1", "2", "2", "2", "3", "2")},
+		{cmd: "ZADD {t}nz 5 2 6 9", want: num(2)},
+		{cmd: "ZINTERSTORE {t}d 2 {t}n {t}nz AGGREGATE MAX", want: one},
+		{cmd: "ZRANGE {t}d 0 -1 WITHSCORES", want: zPairs("2", "5")},
+		{cmd: "ZDIFF 2 {t}n {t}nz", want: zPairs("1", "3")},
 		{cmd: "ZUNION 0 {t}a", want: zErr("ERR at least 1 input key is needed for 'zunion' command")},
 		{cmd: "ZUNIONSTORE {t}d 0 {t}a", want: zErr("ERR at least 1 input key is needed for 'zunionstore' command")},
 		{cmd: "ZINTERCARD 0 {t}a", want: zErr("ERR at least 1 input key is needed for 'zintercard' command")},
@@ -794,7 +783,7 @@ func TestZsetNotifications(t *testing.T) {
 		c := ksCtx(2)
 		var got []string
 		for _, s := range c.Shards {
-			s.Cfg.NotifyFlags.Store(^uint32(0))
+			s.Cfg.NotifyFlags.Store(NotifyKeyspace | NotifyKeyevent | NotifyGeneric | NotifyZSet)
 			s.OnNotify = func(db int, class int, event string, key []byte) {
 				got = append(got, event+":"+string(key))
 			}
