@@ -48,18 +48,18 @@ var zsetCommands = []Command{
 }
 
 const (
-	errZaddNXXX      = "ERR XX and NX options at the same time are not compatible"
-	errZaddGTLTNX    = "ERR GT, LT, and/or NX options at the same time are not compatible"
-	errZaddIncrPair  = "ERR INCR option supports a single increment-element pair"
-	errZsetNaN       = "ERR resulting score is not a number (NaN)"
-	errMinMaxFloat   = "ERR min or max is not a float"
-	errMinMaxLex     = "ERR min or max not valid string range item"
-	errWeightFloat   = "ERR weight value is not a float"
-	errLimitRank     = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
-	errScoresLex     = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
-	errPositive      = "ERR value is out of range, must be positive"
-	errCountZero     = "ERR count should be greater than 0"
-	errOutOfRange    = "ERR value is out of range"
+	errZaddNXXX     = "ERR XX and NX options at the same time are not compatible"
+	errZaddGTLTNX   = "ERR GT, LT, and/or NX options at the same time are not compatible"
+	errZaddIncrPair = "ERR INCR option supports a single increment-element pair"
+	errZsetNaN      = "ERR resulting score is not a number (NaN)"
+	errMinMaxFloat  = "ERR min or max is not a float"
+	errMinMaxLex    = "ERR min or max not valid string range item"
+	errWeightFloat  = "ERR weight value is not a float"
+	errLimitRank    = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+	errScoresLex    = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	errPositive     = "ERR value is out of range, must be positive"
+	errCountZero    = "ERR count should be greater than 0"
+	errOutOfRange   = "ERR value is out of range"
 )
 
 var (
