@@ -10,6 +10,7 @@ var Commands = concatCommands(
 	hllCommands,
 	setCommands,
 	hashCommands,
+	zsetCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
