@@ -252,7 +252,9 @@ func (w *writerState) flush() bool {
 		w.needTrunc = false
 	}
 	out := sealGroup(w.grp)
+	tw := time.Now()
 	n, err := w.file.Write(out)
+	l.latency("aof-write", time.Since(tw))
 	if err == nil && n < len(out) {
 		err = io.ErrShortWrite
 	}
@@ -279,8 +281,11 @@ func (w *writerState) flush() bool {
 			w.fail("fsync", err, w.grpFrom, w.grpTo)
 			return false
 		}
-		l.recordFsync(time.Since(t0))
+		d := time.Since(t0)
+		l.recordFsync(d)
+		l.latency("aof-fsync-always", d)
 	}
+	l.hist.group.Observe(int64(w.grpBatches))
 	w.off += int64(n)
 	l.stats.groups.Add(1)
 	l.stats.batches.Add(uint64(w.grpBatches))
@@ -511,6 +516,7 @@ func (w *writerState) finish() {
 func (l *Log) recordFsync(d time.Duration) {
 	l.stats.fsyncs.Add(1)
 	l.stats.fsyncNanos.Add(int64(d))
+	l.hist.fsync.Observe(int64(d))
 	maxStoreInt(&l.stats.fsyncMaxNanos, int64(d))
 }
 

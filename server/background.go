@@ -76,11 +76,14 @@ func (l *Loop) cron() {
 		}
 		// 25% of a cron period at the default effort, like Redis.
 		budget := time.Second / time.Duration(hz) / 4
+		t0 := time.Now()
 		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
+		l.srv.addLatency("expire-cycle", time.Since(t0)) // latency.go
 	}
 	if l.timeoutCheck.Before(now) {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)
+		l.cronOutputLimits() // obuf.go
 	}
 }
 

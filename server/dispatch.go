@@ -460,11 +460,14 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	st := &l.stats.cmds[cmd.id]
 	st.calls++
+	var ns int64
 	if timed {
 		end := nanotime()
 		l.tick, l.tickValid = end, true
-		st.nsec += end - t0
+		ns = end - t0
+		st.nsec += ns
 	}
+	l.observe(x, cmd, argv, ns) // slowlog, latency, monitor (obs.go)
 	if len(x.Out) > start && x.Out[start] == '-' {
 		st.failed++
 		l.stats.countError(x.Out[start+1:])

@@ -136,7 +136,7 @@ func (srv *Server) sumStats() *statTotals {
 			if q := int64(len(cl.qbuf)); q > t.maxQbuf {
 				t.maxQbuf = q
 			}
-			if o := int64(len(cl.out)); o > t.maxOut {
+			if o := cl.pendingOutput(); o > t.maxOut {
 				t.maxOut = o
 			}
 			t.clientMem += int64(cap(cl.ownBuf) + cap(cl.out))
@@ -172,6 +172,7 @@ func (srv *Server) sumStats() *statTotals {
 func (srv *Server) resetStats() {
 	for _, l := range srv.loops {
 		clear(l.stats.cmds)
+		clear(l.obs.hist) // LATENCY HISTOGRAM (obs.go)
 		l.stats.errors = make(map[string]int64)
 		l.stats.totalCmds = 0
 	}

@@ -57,6 +57,7 @@ type Server struct {
 
 	stats       serverStats
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
+	obs         obsState    // SLOWLOG, LATENCY, MONITOR, metrics (obs.go)
 
 	persist    *persist // the AOF, nil when appendonly is no
 	rw         rewriteStatus
@@ -99,6 +100,7 @@ type Loop struct {
 	tickValid bool
 
 	stats loopStats
+	obs   loopObs // slowlog ring, latency histograms (obs.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
@@ -163,6 +165,7 @@ func Run(cfg *Config, log *Logger) error {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
@@ -209,6 +212,9 @@ func Run(cfg *Config, log *Logger) error {
 		srv.log.Noticef("Ready to accept connections tcp")
 	}
 	srv.startBackground()
+	if err := srv.startMetrics(); err != nil { // Prometheus endpoint (metrics.go)
+		srv.log.Warningf("Could not start the metrics endpoint: %v", err)
+	}
 
 	select {
 	case err := <-errc:
@@ -533,7 +539,7 @@ func (cl *Client) writeOut() {
 		cl.out = cl.out[:0]
 		return
 	}
-	if len(cl.out) > 0 && !cl.closed {
+	if len(cl.out) > 0 && !cl.closed && !cl.noteOutput() { // output buffer limits (obuf.go)
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		_, _ = cl.c.Write(cl.out)
 		if cap(cl.out) > 64<<10 {

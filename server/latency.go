@@ -1,0 +1,455 @@
+package server
+
+// LATENCY (Redis 7.0's latency.c): the latency monitor keeps, for each
+// event, the last 160 samples (one per second at most: a second's sample is
+// the worst of it) and the all-time maximum, for everything that took at
+// least latency-monitor-threshold milliseconds. Events recorded:
+//
+//	command, fast-command  a command over the threshold (Loop.observe)
+//	expire-cycle           a shard's active expiry cycle (background.go)
+//	aof-write              the AOF writer's write(2) of a group (aof hook)
+//	aof-fsync-always       its fdatasync under appendfsync always
+//	aof-fsync-everysec     the everysec fsync
+//
+// Samples are rare (only over the threshold), so the store is one mutex.
+// LATENCY HISTOGRAM reports the per-command histograms each loop keeps in
+// Loop.observe (obs.go), summed with every loop parked.
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+const latencyTSLen = 160 // LATENCY_TS_LEN
+
+var latencyCommands = []serverCmd{
+	{name: "latency|latest", exec: cmdLatencyLatest, home: true},
+	{name: "latency|history", exec: cmdLatencyHistory, home: true},
+	{name: "latency|reset", exec: cmdLatencyReset, home: true},
+	{name: "latency|graph", exec: cmdLatencyGraph, home: true},
+	{name: "latency|doctor", exec: cmdLatencyDoctor, home: true},
+	{name: "latency|histogram", exec: cmdLatencyHistogram, allShards: true},
+	{name: "latency|help", exec: cmdLatencyHelp, home: true},
+}
+
+type latencySample struct {
+	time    int64 // unix seconds; 0: empty
+	latency int64 // milliseconds
+}
+
+// latencySeries is one event's history.
+type latencySeries struct {
+	idx     int
+	max     int64
+	samples [latencyTSLen]latencySample
+}
+
+type latencyMonitor struct {
+	mu     sync.Mutex
+	events map[string]*latencySeries
+	order  []string // events in the order they first appeared
+	now    func() int64
+}
+
+func (m *latencyMonitor) init() {
+	m.events = make(map[string]*latencySeries)
+	if m.now == nil {
+		m.now = func() int64 { return time.Now().Unix() }
+	}
+}
+
+// add records a sample (Redis's latencyAddSample).
+func (m *latencyMonitor) add(event string, ms int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.events == nil {
+		m.init()
+	}
+	ts := m.events[event]
+	if ts == nil {
+		ts = &latencySeries{}
+		m.events[event] = ts
+		m.order = append(m.order, event)
+	}
+	now := m.now()
+	if ms > ts.max {
+		ts.max = ms
+	}
+	prev := (ts.idx + latencyTSLen - 1) % latencyTSLen
+	if ts.samples[prev].time == now {
+		if ms > ts.samples[prev].latency {
+			ts.samples[prev].latency = ms
+		}
+		return
+	}
+	ts.samples[ts.idx] = latencySample{now, ms}
+	ts.idx = (ts.idx + 1) % latencyTSLen
+}
+
+// reset forgets an event (all of them for ""), returning how many it reset.
+func (m *latencyMonitor) reset(event string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if event == "" {
+		n := len(m.events)
+		m.events = make(map[string]*latencySeries)
+		m.order = nil
+		return n
+	}
+	if _, ok := m.events[event]; !ok {
+		return 0
+	}
+	delete(m.events, event)
+	for i, e := range m.order {
+		if e == event {
+			m.order = append(m.order[:i], m.order[i+1:]...)
+			break
+		}
+	}
+	return 1
+}
+
+// history returns an event's samples, oldest first (nil: no such event).
+func (m *latencyMonitor) history(event string) ([]latencySample, int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ts := m.events[event]
+	if ts == nil {
+		return nil, 0, false
+	}
+	var out []latencySample
+	for j := 0; j < latencyTSLen; j++ {
+		s := ts.samples[(ts.idx+j)%latencyTSLen]
+		if s.time != 0 {
+			out = append(out, s)
+		}
+	}
+	return out, ts.max, true
+}
+
+type latencyLatest struct {
+	event     string
+	time, lat int64
+	max       int64
+}
+
+func (m *latencyMonitor) latest() []latencyLatest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]latencyLatest, 0, len(m.order))
+	for _, e := range m.order {
+		ts := m.events[e]
+		last := ts.samples[(ts.idx+latencyTSLen-1)%latencyTSLen]
+		out = append(out, latencyLatest{e, last.time, last.latency, ts.max})
+	}
+	return out
+}
+
+// addLatency records a sample for event if it reached
+// latency-monitor-threshold (Redis's latencyAddSampleIfNeeded). Any
+// goroutine may call it.
+func (srv *Server) addLatency(event string, d time.Duration) {
+	t := srv.cfg.LatencyMonitorThreshold()
+	if ms := d.Milliseconds(); t > 0 && ms >= t {
+		srv.obs.lat.add(event, ms)
+	}
+}
+
+func cmdLatencyLatest(x *Exec, argv [][]byte) {
+	l := x.srv.obs.lat.latest()
+	x.Array(len(l))
+	for _, e := range l {
+		x.Array(4)
+		x.BulkStr(e.event)
+		x.Int(e.time)
+		x.Int(e.lat)
+		x.Int(e.max)
+	}
+}
+
+func cmdLatencyHistory(x *Exec, argv [][]byte) {
+	s, _, _ := x.srv.obs.lat.history(string(argv[2]))
+	x.Array(len(s))
+	for _, e := range s {
+		x.Array(2)
+		x.Int(e.time)
+		x.Int(e.latency)
+	}
+}
+
+func cmdLatencyReset(x *Exec, argv [][]byte) {
+	if len(argv) == 2 {
+		x.Int(int64(x.srv.obs.lat.reset("")))
+		return
+	}
+	n := 0
+	for _, e := range argv[2:] {
+		if len(e) == 0 {
+			continue
+		}
+		n += x.srv.obs.lat.reset(string(e))
+	}
+	x.Int(int64(n))
+}
+
+func cmdLatencyGraph(x *Exec, argv [][]byte) {
+	event := string(argv[2])
+	s, max, ok := x.srv.obs.lat.history(event)
+	if !ok {
+		x.Err(fmt.Sprintf("ERR No samples available for event '%s'", event))
+		return
+	}
+	x.Verbatim([]byte(latencyGraph(event, s, max, time.Now().Unix())))
+}
+
+// latencyGraph renders an event's samples as Redis's sparkline does: a
+// header, a rule, four rows of '_', 'o', '#' and '|' marks (the highest
+// sample is four rows tall), and one label column per sample (how long ago
+// it was).
+func latencyGraph(event string, s []latencySample, allMax, now int64) string {
+	var b strings.Builder
+	var min, max int64
+	for i, e := range s {
+		if i == 0 || e.latency < min {
+			min = e.latency
+		}
+		if e.latency > max {
+			max = e.latency
+		}
+	}
+	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, max, min, allMax)
+	b.WriteString(strings.Repeat("-", 80))
+	b.WriteByte('\n')
+	if len(s) > 80 {
+		s = s[len(s)-80:]
+	}
+	const rows = 4
+	rng := max - min
+	if rng == 0 {
+		rng = 1
+	}
+	heights := make([]int, len(s))
+	for i, e := range s {
+		heights[i] = int((e.latency-min)*(rows*2)/rng) + 1 // half rows
+	}
+	for r := rows - 1; r >= 0; r-- {
+		line := make([]byte, len(s))
+		for i, h := range heights {
+			full := h / 2
+			switch {
+			case full > r:
+				line[i] = '#'
+			case full == r && h%2 == 1:
+				line[i] = '_'
+			case full > 0 && r < full:
+				line[i] = '|'
+			default:
+				line[i] = ' '
+			}
+		}
+		b.WriteString(strings.TrimRight(string(line), " "))
+		b.WriteByte('\n')
+	}
+	labels := make([]string, len(s))
+	width := 0
+	for i, e := range s {
+		el := now - e.time
+		switch {
+		case el < 60:
+			labels[i] = fmt.Sprintf("%ds", el)
+		case el < 3600:
+			labels[i] = fmt.Sprintf("%dm", el/60)
+		case el < 3600*24:
+			labels[i] = fmt.Sprintf("%dh", el/3600)
+		default:
+			labels[i] = fmt.Sprintf("%dd", el/(3600*24))
+		}
+		if len(labels[i]) > width {
+			width = len(labels[i])
+		}
+	}
+	for r := 0; r < width; r++ {
+		line := make([]byte, len(s))
+		for i, lb := range labels {
+			if r < len(lb) {
+				line[i] = lb[r]
+			} else {
+				line[i] = ' '
+			}
+		}
+		b.WriteString(strings.TrimRight(string(line), " "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func cmdLatencyDoctor(x *Exec, argv [][]byte) {
+	x.Verbatim([]byte(x.srv.latencyReport(time.Now().Unix())))
+}
+
+// latencyReport is LATENCY DOCTOR's text: Redis's opening lines and, per
+// event, its statistics line, then advice that applies to redshard.
+func (srv *Server) latencyReport(now int64) string {
+	latest := srv.obs.lat.latest()
+	if len(latest) == 0 && srv.cfg.LatencyMonitorThreshold() == 0 {
+		return "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n"
+	}
+	if len(latest) == 0 {
+		return "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep tonight.\n"
+	}
+	var b strings.Builder
+	b.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+	slowCmds, disk := false, false
+	for i, e := range latest {
+		s, max, _ := srv.obs.lat.history(e.event)
+		var sum, oldest int64
+		for _, x := range s {
+			sum += x.latency
+			if oldest == 0 || x.time < oldest {
+				oldest = x.time
+			}
+		}
+		var avg, mad, period int64
+		if len(s) > 0 {
+			avg = sum / int64(len(s))
+			period = now - oldest
+			if period == 0 {
+				period = 1
+			}
+			var dev int64
+			for _, x := range s {
+				d := x.latency - avg
+				if d < 0 {
+					d = -d
+				}
+				dev += d
+			}
+			mad = dev / int64(len(s))
+		}
+		n := len(s)
+		if n == 0 {
+			n = 1
+		}
+		fmt.Fprintf(&b, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %.2f sec). Worst all time event %dms.",
+			i+1, e.event, len(s), avg, mad, float64(period)/float64(n), max)
+		switch {
+		case e.event == "command" || e.event == "fast-command":
+			slowCmds = true
+			if e.event == "fast-command" {
+				b.WriteString(" Fast commands taking this long are a sign of a loaded or slow system.")
+			}
+		case strings.HasPrefix(e.event, "aof-"):
+			disk = true
+		case e.event == "expire-cycle":
+			b.WriteString(" Many keys expiring at the same time can block a shard.")
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("\nI have a few advices for you:\n\n")
+	if slowCmds {
+		b.WriteString("- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n")
+		b.WriteString("- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n")
+	}
+	if disk {
+		b.WriteString("- The AOF writer waited for the disk. Consider appendfsync everysec, a faster or local disk, and no other process writing heavily to it.\n")
+	}
+	if !slowCmds && !disk {
+		b.WriteString("- Check the system for other processes competing for CPU.\n")
+	}
+	return b.String()
+}
+
+func cmdLatencyHistogram(x *Exec, argv [][]byte) {
+	srv := x.srv
+	var cmds []*Cmd
+	if len(argv) == 2 {
+		for _, c := range srv.sortedCommands() {
+			cmds = append(cmds, c)
+			cmds = append(cmds, sortedSubs(c)...)
+		}
+	} else {
+		seen := make(map[*Cmd]bool)
+		for _, a := range argv[2:] {
+			name := strings.ToLower(string(a))
+			c := srv.lookupCommandName(name)
+			if c == nil || seen[c] {
+				continue
+			}
+			seen[c] = true
+			if c.subs != nil && c.run == nil && c.exec == nil {
+				cmds = append(cmds, sortedSubs(c)...)
+				continue
+			}
+			cmds = append(cmds, c)
+			if !strings.Contains(name, "|") {
+				cmds = append(cmds, sortedSubs(c)...)
+			}
+		}
+	}
+	type row struct {
+		c *Cmd
+		h cmdHist
+		n int64
+	}
+	var rows []row
+	for _, c := range cmds {
+		var r row
+		r.c = c
+		for _, l := range srv.loops {
+			if c.id < len(l.obs.hist) {
+				for k, v := range l.obs.hist[c.id] {
+					r.h[k] += v
+					r.n += v
+				}
+			}
+		}
+		if r.n > 0 {
+			rows = append(rows, r)
+		}
+	}
+	x.Map(len(rows))
+	for _, r := range rows {
+		x.BulkStr(r.c.fullName)
+		x.Map(2)
+		x.BulkStr("calls")
+		x.Int(r.n)
+		x.BulkStr("histogram_usec")
+		nb := 0
+		for _, v := range r.h {
+			if v > 0 {
+				nb++
+			}
+		}
+		x.Map(nb)
+		var cum int64
+		for k, v := range r.h {
+			if v == 0 {
+				continue
+			}
+			cum += v
+			x.Int((histUpperNs(k) - 1) / 1000)
+			x.Int(cum)
+		}
+	}
+}
+
+func cmdLatencyHelp(x *Exec, argv [][]byte) {
+	addHelp(x, argv[0], []string{
+		"DOCTOR",
+		"    Return a human readable latency analysis report.",
+		"GRAPH <event>",
+		"    Return an ASCII latency graph for the <event> class.",
+		"HISTORY <event>",
+		"    Return time-latency samples for the <event> class.",
+		"LATEST",
+		"    Return the latest latency samples for all events.",
+		"RESET [<event> ...]",
+		"    Reset latency data of one or more <event> classes.",
+		"    (default: reset all data for all event classes)",
+		"HISTOGRAM [COMMAND ...]",
+		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+		"    If no commands are specified then all histograms are replied.",
+	})
+}

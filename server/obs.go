@@ -1,0 +1,202 @@
+package server
+
+// Introspection: what Loop.call records after each command for SLOWLOG
+// (slowlog.go), LATENCY (latency.go), MONITOR (monitor.go) and the
+// Prometheus endpoint (metrics.go).
+//
+// The hot path pays, per command, a few plain loads (the slowlog and latency
+// thresholds and the monitor count are atomics, which on amd64 and arm64
+// are ordinary loads), two compares and one bucket increment in the loop's
+// own latency histogram. Anything more (an entry, a sample, a monitor line)
+// happens only when a command is over a threshold or a monitor is
+// connected.
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/shard"
+)
+
+// Per-command introspection flags, from the command metadata.
+const (
+	obsSkipSlowlog uint8 = 1 << iota // EXEC: its commands are logged instead
+	obsSkipMonitor                   // admin commands and those flagged skip_monitor
+	obsFast                          // "fast-command" latency event, else "command"
+)
+
+// histBuckets are the latency histogram's buckets: bucket 0 counts
+// durations under 1024 ns, bucket k durations in [2^(9+k), 2^(10+k)) ns,
+// the last one everything from about 1 s up (Redis's LATENCY HISTOGRAM
+// reports the same power-of-two steps from 1 µs to 1 s).
+const histBuckets = 22
+
+// cmdHist is one command's latency histogram on one loop.
+type cmdHist [histBuckets]int64
+
+func histBucket(ns int64) int {
+	if ns < 1024 {
+		return 0
+	}
+	b := bits.Len64(uint64(ns)) - 10
+	if b >= histBuckets {
+		b = histBuckets - 1
+	}
+	return b
+}
+
+// histUpperNs is the exclusive upper bound of bucket k in nanoseconds.
+func histUpperNs(k int) int64 { return 1 << uint(10+k) }
+
+// obsState is the server's introspection state.
+type obsState struct {
+	flags []uint8 // by Cmd.id
+
+	slowID atomic.Int64 // next slowlog entry id, over every loop
+
+	lat latencyMonitor
+
+	monMu    sync.Mutex
+	monitors []*Client    // guarded by monMu
+	nmon     atomic.Int32 // len(monitors), read without the lock
+
+	obufDisconnections atomic.Int64 // clients closed for their output buffer limits (metrics)
+}
+
+// loopObs is one loop's introspection state, touched only by its loop
+// (and read by SLOWLOG, LATENCY HISTOGRAM and metrics scrapes as INFO reads
+// loopStats: with the loop parked, or on the loop itself).
+type loopObs struct {
+	hist []cmdHist // by Cmd.id
+	slow slowRing
+}
+
+// initObs prepares the introspection state once the command table and the
+// loops exist (called by Run).
+func (srv *Server) initObs() {
+	o := &srv.obs
+	o.flags = make([]uint8, len(srv.cmdList))
+	for _, c := range srv.cmdList {
+		var f uint8
+		if m := c.meta; m != nil {
+			if m.HasFlag("skip_slowlog") {
+				f |= obsSkipSlowlog
+			}
+			if m.HasFlag("skip_monitor") || m.HasFlag("admin") {
+				f |= obsSkipMonitor
+			}
+			if m.HasFlag("fast") {
+				f |= obsFast
+			}
+		}
+		o.flags[c.id] = f
+	}
+	o.lat.init()
+	for _, l := range srv.loops {
+		l.obs.hist = make([]cmdHist, len(srv.cmdList))
+	}
+	srv.initObufLimits()
+}
+
+// observe runs after every command Loop.call ran, with its duration in
+// nanoseconds (0 when commands are not timed).
+func (l *Loop) observe(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
+	srv := l.srv
+	if srv.cfg.LatencyTracking() {
+		l.obs.hist[cmd.id][histBucket(ns)]++
+	}
+	f := srv.obs.flags[cmd.id]
+	if t := srv.cfg.SlowlogLogSlowerThan(); t >= 0 && ns/1000 >= t && f&obsSkipSlowlog == 0 {
+		l.slowlogPush(x, cmd, argv, ns/1000)
+	}
+	if t := srv.cfg.LatencyMonitorThreshold(); t > 0 && ns/1e6 >= t {
+		ev := "command"
+		if f&obsFast != 0 {
+			ev = "fast-command"
+		}
+		srv.obs.lat.add(ev, ns/1e6)
+	}
+	if srv.obs.nmon.Load() > 0 && f&obsSkipMonitor == 0 {
+		srv.feedMonitors(x.cl, x.DB, cmd, argv)
+	}
+}
+
+// redactedArg is what SLOWLOG and MONITOR show instead of a secret.
+const redactedArg = "(redacted)"
+
+// redactions returns the argv positions whose values SLOWLOG and MONITOR
+// hide, as Redis's redactClientCommandArgument calls do: AUTH's
+// arguments, HELLO's AUTH user and password, MIGRATE's AUTH/AUTH2
+// credentials, CONFIG SET of sensitive options, ACL SETUSER's rules.
+func redactions(cmd *Cmd, argv [][]byte) []int {
+	var out []int
+	switch cmd.fullName {
+	case "auth":
+		for i := 1; i < len(argv); i++ {
+			out = append(out, i)
+		}
+	case "hello":
+		for j := 2; j < len(argv); j++ {
+			more := len(argv) - 1 - j
+			switch {
+			case shard.EqualFold(argv[j], "auth") && more >= 2:
+				out = append(out, j+1, j+2)
+				j += 2
+			case shard.EqualFold(argv[j], "setname") && more >= 1:
+				j++
+			}
+		}
+	case "migrate":
+		for j := 6; j < len(argv); j++ {
+			more := len(argv) - 1 - j
+			switch {
+			case shard.EqualFold(argv[j], "auth") && more >= 1:
+				out = append(out, j+1)
+				j++
+			case shard.EqualFold(argv[j], "auth2") && more >= 2:
+				out = append(out, j+1, j+2)
+				j += 2
+			case shard.EqualFold(argv[j], "keys"):
+				j = len(argv)
+			}
+		}
+	case "config|set":
+		for j := 2; j+1 < len(argv); j += 2 {
+			if shard.EqualFold(argv[j], "masterauth") || shard.EqualFold(argv[j], "requirepass") {
+				out = append(out, j+1)
+			}
+		}
+	case "acl|setuser":
+		for i := 2; i < len(argv); i++ {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// peerID is the client's ip:port as Redis's getClientPeerId shows it,
+// computed once.
+func (cl *Client) peerID() string {
+	if cl.obs.peer == "" {
+		if cl.c == nil {
+			return ""
+		}
+		cl.obs.peer = cl.addr()
+	}
+	return cl.obs.peer
+}
+
+// clientObs is a client's introspection state.
+type clientObs struct {
+	peer string // cached ip:port
+
+	monitor   bool          // in MONITOR mode
+	monBuf    []byte        // lines waiting for the client's loop (guarded by srv.obs.monMu)
+	monQueued bool          // a flush task is queued (guarded by srv.obs.monMu)
+	monRun    gnet.Runnable // flushMonitor, bound once
+
+	softSince int64 // unix ms when the soft output limit was first exceeded; 0: under it
+	obufKill  bool  // closed for overcoming its output buffer limit (flag A)
+}
