@@ -19,10 +19,11 @@ type admConn struct {
 	closes       int
 }
 
-func (c *admConn) RemoteAddr() net.Addr { return c.raddr }
-func (c *admConn) LocalAddr() net.Addr  { return c.laddr }
-func (c *admConn) Fd() int              { return -1 }
-func (c *admConn) Close() error         { c.closes++; return nil }
+func (c *admConn) RemoteAddr() net.Addr  { return c.raddr }
+func (c *admConn) LocalAddr() net.Addr   { return c.laddr }
+func (c *admConn) Fd() int               { return -1 }
+func (c *admConn) OutboundBuffered() int { return 0 }
+func (c *admConn) Close() error          { c.closes++; return nil }
 
 // admServer builds a server with n shards and loops but no network.
 func admServer(t *testing.T, n int) *Server {
@@ -44,6 +45,7 @@ func admServer(t *testing.T, n int) *Server {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initObs()
 	return srv
 }
 

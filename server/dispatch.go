@@ -217,7 +217,9 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		first := bits.TrailingZeros64(h.mask)
 		if first == cl.loop.id {
 			// We are the lowest shard: take it right here (park) instead of
-			// queueing a task to ourselves.
+			// queueing a task to ourselves. The run's bytes are consumed
+			// already (CLIENT LIST's qbuf for the caller counts them once).
+			cl.qbuf = data[pos:]
 			_ = cl.runTx(context.Background())
 		} else {
 			_ = loops[first].el.Execute(context.Background(), cl.txRunnable)

@@ -104,6 +104,9 @@ func (srv *Server) initObs() {
 // nanoseconds (0 when commands are not timed).
 func (l *Loop) observe(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
 	srv := l.srv
+	if cmd.id >= len(l.obs.hist) {
+		return // initObs has not run (tests that build a bare Server)
+	}
 	if srv.cfg.LatencyTracking() {
 		l.obs.hist[cmd.id][histBucket(ns)]++
 	}
