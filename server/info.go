@@ -522,9 +522,8 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 	}
 
 	if sel.want("latencystats") {
-		// No latency histograms are kept: the section is present and empty,
-		// as in Redis with latency-tracking disabled.
 		w.section("Latencystats")
+		srv.infoLatencyStats(w) // latency.go
 	}
 
 	if sel.want("cluster") {

@@ -17,6 +17,7 @@ package server
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -452,4 +453,63 @@ func cmdLatencyHelp(x *Exec, argv [][]byte) {
 		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
 		"    If no commands are specified then all histograms are replied.",
 	})
+}
+
+// infoLatencyStats writes INFO latencystats: for each command run since the
+// last CONFIG RESETSTAT, the latency-tracking-info-percentiles of its
+// histogram in microseconds (a bucket's upper bound: the histograms have
+// power-of-two buckets, where Redis's have two significant digits). Every
+// loop must be parked.
+func (srv *Server) infoLatencyStats(w *infoWriter) {
+	if !srv.cfg.LatencyTracking() {
+		return
+	}
+	pcts := srv.cfg.LatencyTrackingInfoPercentiles()
+	for _, c := range srv.sortedCommands() {
+		for _, cc := range append([]*Cmd{c}, sortedSubs(c)...) {
+			var h cmdHist
+			var total int64
+			for _, l := range srv.loops {
+				if cc.id < len(l.obs.hist) {
+					for k, v := range l.obs.hist[cc.id] {
+						h[k] += v
+						total += v
+					}
+				}
+			}
+			if total == 0 {
+				continue
+			}
+			w.b = append(w.b, "latency_percentiles_usec_"...)
+			w.b = append(w.b, safeInfoString(cc.fullName)...)
+			w.b = append(w.b, ':')
+			for j, p := range pcts {
+				if j > 0 {
+					w.b = append(w.b, ',')
+				}
+				w.b = append(w.b, 'p')
+				w.b = strconv.AppendFloat(w.b, p, 'f', -1, 64)
+				w.b = append(w.b, '=')
+				w.b = strconv.AppendFloat(w.b, histPercentileUsec(&h, total, p), 'f', 3, 64)
+			}
+			w.b = append(w.b, "\r\n"...)
+		}
+	}
+}
+
+// histPercentileUsec is the value (µs, a bucket's upper bound) at or below
+// which p percent of the total samples lie.
+func histPercentileUsec(h *cmdHist, total int64, p float64) float64 {
+	want := int64(p/100*float64(total) + 0.999999)
+	if want < 1 {
+		want = 1
+	}
+	var cum int64
+	for k, v := range h {
+		cum += v
+		if cum >= want {
+			return float64(histUpperNs(k)-1) / 1000
+		}
+	}
+	return float64(histUpperNs(histBuckets-1)-1) / 1000
 }
