@@ -44,6 +44,7 @@ func cmdMonitor(x *Exec, argv [][]byte) {
 	o.monitors = append(o.monitors, cl)
 	o.nmon.Store(int32(len(o.monitors)))
 	o.monMu.Unlock()
+	srv.obsConfigChanged()
 	x.OK()
 }
 
@@ -64,6 +65,7 @@ func (cl *Client) stopMonitor() {
 	cl.obs.monitor = false
 	cl.obs.monBuf = nil
 	o.monMu.Unlock()
+	cl.srv.obsConfigChanged()
 }
 
 // feedMonitors sends one command to every monitor.

@@ -4,14 +4,15 @@ package server
 // (slowlog.go), LATENCY (latency.go), MONITOR (monitor.go) and the
 // Prometheus endpoint (metrics.go).
 //
-// The hot path pays, per command, a few plain loads (the slowlog and latency
-// thresholds and the monitor count are atomics, which on amd64 and arm64
-// are ordinary loads), two compares and one bucket increment in the loop's
-// own latency histogram. Anything more (an entry, a sample, a monitor line)
-// happens only when a command is over a threshold or a monitor is
-// connected.
+// The hot path pays, per command, two atomic loads (ordinary loads on amd64
+// and arm64): whether latency-tracking is on, for one bucket increment in
+// the loop's own histogram, and obs.slowNs, the smallest duration that needs
+// more (the lower of the slowlog and latency thresholds, or -1 while a
+// monitor is connected), kept up to date by CONFIG SET hooks. Anything more
+// (an entry, a sample, a monitor line) happens only past that gate.
 
 import (
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,13 @@ type obsState struct {
 
 	lat latencyMonitor
 
+	// slowNs gates Loop.observe's slow path: a command of at least slowNs
+	// nanoseconds is checked against the slowlog and latency thresholds;
+	// -1 while a monitor is connected; MaxInt64 when nothing is on.
+	slowNs   atomic.Int64
+	tracking atomic.Bool // latency-tracking
+	gateMu   sync.Mutex  // serialises obsConfigChanged
+
 	monMu    sync.Mutex
 	monitors []*Client    // guarded by monMu
 	nmon     atomic.Int32 // len(monitors), read without the lock
@@ -97,7 +105,30 @@ func (srv *Server) initObs() {
 	for _, l := range srv.loops {
 		l.obs.hist = make([]cmdHist, len(srv.cmdList))
 	}
-	srv.initObufLimits()
+	srv.obsConfigChanged()
+	for _, name := range []string{"slowlog-log-slower-than", "latency-monitor-threshold", "latency-tracking"} {
+		srv.cfg.OnChange(name, srv.obsConfigChanged)
+	}
+}
+
+// obsConfigChanged recomputes the hot path's gate from the configuration
+// and the monitors.
+func (srv *Server) obsConfigChanged() {
+	o := &srv.obs
+	o.gateMu.Lock()
+	defer o.gateMu.Unlock()
+	o.tracking.Store(srv.cfg.LatencyTracking())
+	gate := int64(math.MaxInt64)
+	if us := srv.cfg.SlowlogLogSlowerThan(); us >= 0 {
+		gate = us * 1000
+	}
+	if ms := srv.cfg.LatencyMonitorThreshold(); ms > 0 && ms*1e6 < gate {
+		gate = ms * 1e6
+	}
+	if o.nmon.Load() > 0 {
+		gate = -1
+	}
+	o.slowNs.Store(gate)
 }
 
 // observe runs after every command Loop.call ran, with its duration in
@@ -107,8 +138,11 @@ func (l *Loop) observe(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
 	if cmd.id >= len(l.obs.hist) {
 		return // initObs has not run (tests that build a bare Server)
 	}
-	if srv.cfg.LatencyTracking() {
+	if srv.obs.tracking.Load() {
 		l.obs.hist[cmd.id][histBucket(ns)]++
+	}
+	if ns < srv.obs.slowNs.Load() {
+		return
 	}
 	f := srv.obs.flags[cmd.id]
 	if t := srv.cfg.SlowlogLogSlowerThan(); t >= 0 && ns/1000 >= t && f&obsSkipSlowlog == 0 {

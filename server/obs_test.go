@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +240,38 @@ func TestHistPercentile(t *testing.T) {
 		if got := histPercentileUsec(&h, 100, tc.p); got != tc.want {
 			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
 		}
+	}
+}
+
+// CONFIG SET of the thresholds and MONITOR move the hot path's gate.
+func TestObsGate(t *testing.T) {
+	srv := admServer(t, 2)
+	cl := admClient(srv, 0, 5000)
+	if g := srv.obs.slowNs.Load(); g != 10000*1000 {
+		t.Errorf("default gate %d, want 10 ms (slowlog-log-slower-than 10000)", g)
+	}
+	admDo(srv, cl, "config", "set", "latency-monitor-threshold", "5")
+	if g := srv.obs.slowNs.Load(); g != 5e6 {
+		t.Errorf("gate with latency-monitor-threshold 5: %d", g)
+	}
+	admDo(srv, cl, "config", "set", "slowlog-log-slower-than", "0")
+	admDo(srv, cl, "slowlog", "reset")
+	admDo(srv, cl, "echo", "hi")
+	got := admDo(srv, cl, "slowlog", "get")
+	if !strings.Contains(got, "$4\r\necho\r\n$2\r\nhi\r\n") || !strings.HasPrefix(got, "*2\r\n") {
+		t.Errorf("slowlog get: %q", got)
+	}
+	admDo(srv, cl, "config", "set", "slowlog-log-slower-than", "-1", "latency-monitor-threshold", "0")
+	if g := srv.obs.slowNs.Load(); g != math.MaxInt64 {
+		t.Errorf("gate with both off: %d", g)
+	}
+	mon := admClient(srv, 1, 5001)
+	admDo(srv, mon, "monitor")
+	if g := srv.obs.slowNs.Load(); g != -1 {
+		t.Errorf("gate with a monitor: %d", g)
+	}
+	mon.stopMonitor()
+	if g := srv.obs.slowNs.Load(); g != math.MaxInt64 {
+		t.Errorf("gate after the monitor left: %d", g)
 	}
 }

@@ -23,8 +23,6 @@ import (
 	"time"
 )
 
-func (srv *Server) initObufLimits() {}
-
 // pendingOutput is the client's output not yet written to its socket. Its
 // loop must be the caller, or parked.
 func (cl *Client) pendingOutput() int64 {
