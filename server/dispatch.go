@@ -328,6 +328,7 @@ func (cl *Client) hopDone(context.Context) error {
 	if cl.closed {
 		return nil
 	}
+	cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
