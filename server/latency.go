@@ -205,57 +205,20 @@ func cmdLatencyGraph(x *Exec, argv [][]byte) {
 	x.Verbatim([]byte(latencyGraph(event, s, max, time.Now().Unix())))
 }
 
-// latencyGraph renders an event's samples as Redis's sparkline does: a
-// header, a rule, four rows of '_', 'o', '#' and '|' marks (the highest
-// sample is four rows tall), and one label column per sample (how long ago
-// it was).
+// latencyGraph renders an event's samples as Redis's sparkline (rows of
+// '_', 'o', '#' and '|' filling up to each sample's height, four rows, 80
+// columns per block), labelled with how long ago each sample was.
 func latencyGraph(event string, s []latencySample, allMax, now int64) string {
 	var b strings.Builder
 	var min, max int64
+	labels := make([]string, len(s))
 	for i, e := range s {
 		if i == 0 || e.latency < min {
 			min = e.latency
 		}
-		if e.latency > max {
+		if i == 0 || e.latency > max {
 			max = e.latency
 		}
-	}
-	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, max, min, allMax)
-	b.WriteString(strings.Repeat("-", 80))
-	b.WriteByte('\n')
-	if len(s) > 80 {
-		s = s[len(s)-80:]
-	}
-	const rows = 4
-	rng := max - min
-	if rng == 0 {
-		rng = 1
-	}
-	heights := make([]int, len(s))
-	for i, e := range s {
-		heights[i] = int((e.latency-min)*(rows*2)/rng) + 1 // half rows
-	}
-	for r := rows - 1; r >= 0; r-- {
-		line := make([]byte, len(s))
-		for i, h := range heights {
-			full := h / 2
-			switch {
-			case full > r:
-				line[i] = '#'
-			case full == r && h%2 == 1:
-				line[i] = '_'
-			case full > 0 && r < full:
-				line[i] = '|'
-			default:
-				line[i] = ' '
-			}
-		}
-		b.WriteString(strings.TrimRight(string(line), " "))
-		b.WriteByte('\n')
-	}
-	labels := make([]string, len(s))
-	width := 0
-	for i, e := range s {
 		el := now - e.time
 		switch {
 		case el < 60:
@@ -267,43 +230,90 @@ func latencyGraph(event string, s []latencySample, allMax, now int64) string {
 		default:
 			labels[i] = fmt.Sprintf("%dd", el/(3600*24))
 		}
-		if len(labels[i]) > width {
-			width = len(labels[i])
-		}
 	}
-	for r := 0; r < width; r++ {
-		line := make([]byte, len(s))
-		for i, lb := range labels {
-			if r < len(lb) {
-				line[i] = lb[r]
-			} else {
-				line[i] = ' '
-			}
+	fmt.Fprintf(&b, "%s - high %d ms, low %d ms (all time high %d ms)\n", event, max, min, allMax)
+	b.WriteString(strings.Repeat("-", 80))
+	b.WriteByte('\n')
+	for j := 0; j < len(s); j += 80 {
+		if j != 0 {
+			b.WriteByte('\n')
 		}
-		b.WriteString(strings.TrimRight(string(line), " "))
-		b.WriteByte('\n')
+		end := j + 80
+		if end > len(s) {
+			end = len(s)
+		}
+		sparkline(&b, s[j:end], labels[j:end], min, max)
 	}
 	return b.String()
+}
+
+// sparkline is Redis's sparklineRenderRange with 4 rows and the fill
+// charset, followed by one blank line and the labels written vertically.
+func sparkline(b *strings.Builder, s []latencySample, labels []string, min, max int64) {
+	const rows = 4
+	const charset = "_o#"
+	steps := len(charset) * rows
+	relmax := float64(max - min)
+	if relmax == 0 {
+		relmax = 1
+	}
+	line := make([]byte, len(s))
+	for row := 0; ; row++ {
+		more := false
+		for j := range line {
+			line[j] = ' '
+		}
+		for j, e := range s {
+			if row < rows {
+				step := int(float64(e.latency-min) * float64(steps) / relmax)
+				if step >= steps {
+					step = steps - 1
+				}
+				idx := step - (rows-row-1)*len(charset)
+				more = true
+				if idx >= 0 && idx < len(charset) {
+					line[j] = charset[idx]
+				} else if idx >= len(charset) {
+					line[j] = '|'
+				}
+				continue
+			}
+			if row-rows < 1 { // the blank line between graph and labels
+				more = true
+				break
+			}
+			if k := row - rows - 1; k < len(labels[j]) {
+				more = true
+				line[j] = labels[j][k]
+			}
+		}
+		if !more {
+			return
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
 }
 
 func cmdLatencyDoctor(x *Exec, argv [][]byte) {
 	x.Verbatim([]byte(x.srv.latencyReport(time.Now().Unix())))
 }
 
-// latencyReport is LATENCY DOCTOR's text: Redis's opening lines and, per
-// event, its statistics line, then advice that applies to redshard.
+// latencyReport is LATENCY DOCTOR's text (Redis's createLatencyReport): a
+// statistics line per event and the advice that applies to the events seen.
 func (srv *Server) latencyReport(now int64) string {
 	latest := srv.obs.lat.latest()
-	if len(latest) == 0 && srv.cfg.LatencyMonitorThreshold() == 0 {
+	threshold := srv.cfg.LatencyMonitorThreshold()
+	if len(latest) == 0 && threshold == 0 {
 		return "I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n"
 	}
-	if len(latest) == 0 {
-		return "Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sleep tonight.\n"
-	}
 	var b strings.Builder
-	b.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
-	slowCmds, disk := false, false
+	var slowlogEnable, slowlogTuning, slowlogInspect, scheduler, relaxFsync, hz, largeObjects bool
+	advices := 0
 	for i, e := range latest {
+		if i == 0 {
+			b.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+		}
 		s, max, _ := srv.obs.lat.history(e.event)
 		var sum, oldest int64
 		for _, x := range s {
@@ -329,35 +339,64 @@ func (srv *Server) latencyReport(now int64) string {
 			}
 			mad = dev / int64(len(s))
 		}
-		n := len(s)
-		if n == 0 {
-			n = 1
-		}
 		fmt.Fprintf(&b, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %.2f sec). Worst all time event %dms.",
-			i+1, e.event, len(s), avg, mad, float64(period)/float64(n), max)
-		switch {
-		case e.event == "command" || e.event == "fast-command":
-			slowCmds = true
-			if e.event == "fast-command" {
-				b.WriteString(" Fast commands taking this long are a sign of a loaded or slow system.")
+			i+1, e.event, len(s), avg, mad, float64(period)/float64(len(s)), max)
+		switch e.event {
+		case "command":
+			if us := srv.cfg.SlowlogLogSlowerThan(); us < 0 {
+				slowlogEnable = true
+				advices++
+			} else if us/1000 > threshold {
+				slowlogTuning = true
+				advices++
 			}
-		case strings.HasPrefix(e.event, "aof-"):
-			disk = true
-		case e.event == "expire-cycle":
-			b.WriteString(" Many keys expiring at the same time can block a shard.")
+			slowlogInspect, largeObjects = true, true
+			advices += 2
+		case "fast-command":
+			scheduler = true
+			advices++
+		case "aof-fsync-always":
+			relaxFsync = true
+			advices++
+		case "expire-cycle":
+			hz, largeObjects = true, true
+			advices += 2
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("\nI have a few advices for you:\n\n")
-	if slowCmds {
-		b.WriteString("- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n")
-		b.WriteString("- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n")
-	}
-	if disk {
-		b.WriteString("- The AOF writer waited for the disk. Consider appendfsync everysec, a faster or local disk, and no other process writing heavily to it.\n")
-	}
-	if !slowCmds && !disk {
-		b.WriteString("- Check the system for other processes competing for CPU.\n")
+	switch {
+	case len(latest) == 0 && advices == 0:
+		b.WriteString("Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
+	case advices == 0:
+		b.WriteString("\nWhile there are latency events logged, I'm not able to suggest any easy fix. Please use the Redis community to get some help, providing this report in your help request.\n")
+	default:
+		b.WriteString("\nI have a few advices for you:\n\n")
+		if slowlogEnable {
+			fmt.Fprintf(&b, "- There are latency issues with potentially slow commands you are using. Try to enable the Slow Log Redis feature using the command 'CONFIG SET slowlog-log-slower-than %d'. If the Slow log is disabled Redis is not able to log slow commands execution for you.\n", threshold*1000)
+		}
+		if slowlogTuning {
+			fmt.Fprintf(&b, "- Your current Slow Log configuration only logs events that are slower than your configured latency monitor threshold. Please use 'CONFIG SET slowlog-log-slower-than %d'.\n", threshold*1000)
+		}
+		if slowlogInspect {
+			b.WriteString("- Check your Slow Log to understand what are the commands you are running which are too slow to execute. Please check https://redis.io/commands/slowlog for more information.\n")
+		}
+		if scheduler {
+			b.WriteString("- The system is slow to execute Redis code paths not containing system calls. This usually means the system does not provide Redis CPU time to run for long periods. You should try to:\n" +
+				"  1) Lower the system load.\n" +
+				"  2) Use a computer / VM just for Redis if you are running other software in the same system.\n" +
+				"  3) Check if you have a \"noisy neighbour\" problem.\n" +
+				"  4) Check with 'redis-cli --intrinsic-latency 100' what is the intrinsic latency in your system.\n" +
+				"  5) Check if the problem is allocator-related by recompiling Redis with MALLOC=libc, if you are using Jemalloc. However this may create fragmentation problems.\n")
+		}
+		if relaxFsync && srv.cfg.AppendFsync() == "always" {
+			b.WriteString("- Your fsync policy is set to 'always'. It is very hard to get good performances with such a setup, if possible try to relax the fsync policy to 'onesec'.\n")
+		}
+		if hz && srv.cfg.Hz() < 100 {
+			b.WriteString("- In order to make the Redis keys expiring process more incremental, try to set the 'hz' configuration parameter to 100 using 'CONFIG SET hz 100'.\n")
+		}
+		if largeObjects {
+			b.WriteString("- Deleting, expiring or evicting (because of maxmemory policy) large objects is a blocking operation. If you have very large objects that are often deleted, expired, or evicted, try to fragment those objects into multiple smaller objects.\n")
+		}
 	}
 	return b.String()
 }
