@@ -41,7 +41,9 @@ func (cl *Client) clientInfoString() string {
 	b = append(b, " addr="...)
 	b = append(b, cl.peerID()...)
 	b = append(b, " laddr="...)
-	b = append(b, cl.laddr()...)
+	if cl.c != nil {
+		b = append(b, cl.laddr()...)
+	}
 	fd := -1
 	if cl.c != nil && !cl.closed {
 		fd = cl.c.Fd()

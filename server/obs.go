@@ -237,3 +237,22 @@ type clientObs struct {
 	softSince int64 // unix ms when the soft output limit was first exceeded; 0: under it
 	obufKill  bool  // closed for overcoming its output buffer limit (flag A)
 }
+
+// recordUnblocked is for blocking commands when they are finally served
+// (Redis's updateStatsOnUnblock): the command's latency histogram and the
+// slowlog get its total duration then. Redis skips both at the first,
+// blocking call (the command is still shown to MONITOR then, once); code
+// that blocks a client should make Loop.observe's first call count only for
+// MONITOR, or accept that the blocking call is counted too.
+func (l *Loop) recordUnblocked(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
+	srv := l.srv
+	if cmd.id >= len(l.obs.hist) {
+		return
+	}
+	if srv.obs.tracking.Load() {
+		l.obs.hist[cmd.id][histBucket(ns)]++
+	}
+	if t := srv.cfg.SlowlogLogSlowerThan(); t >= 0 && ns/1000 >= t && srv.obs.flags[cmd.id]&obsSkipSlowlog == 0 {
+		l.slowlogPush(x, cmd, argv, ns/1000)
+	}
+}
