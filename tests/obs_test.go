@@ -374,3 +374,67 @@ func TestObsMetricsAOF(t *testing.T) {
 		t.Errorf("write errors %v", n)
 	}
 }
+
+// LATENCY: events over the threshold, history, reset, and the per-command
+// histograms summed over the loops.
+func TestObsLatency(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--enable-debug-command", "yes")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	c.ConfigSet(ctx, "latency-monitor-threshold", "10")
+	if err := c.Do(ctx, "debug", "sleep", "0.03").Err(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Do(ctx, "latency", "latest").Slice()
+	if err != nil || len(v) != 1 {
+		t.Fatalf("latency latest: %v %v", v, err)
+	}
+	e := v[0].([]any)
+	if e[0] != "command" || e[2].(int64) < 30 || e[3].(int64) < 30 || e[1].(int64) < time.Now().Unix()-60 {
+		t.Errorf("latest %v", e)
+	}
+	h, _ := c.Do(ctx, "latency", "history", "command").Slice()
+	if len(h) != 1 || h[0].([]any)[1].(int64) < 30 {
+		t.Errorf("history %v", h)
+	}
+	if g, _ := c.Do(ctx, "latency", "graph", "command").Text(); !strings.HasPrefix(g, "command - high ") {
+		t.Errorf("graph %q", g)
+	}
+	if err := c.Do(ctx, "latency", "graph", "nosuch").Err(); err == nil || err.Error() != "ERR No samples available for event 'nosuch'" {
+		t.Errorf("graph of an unknown event: %v", err)
+	}
+	if n, _ := c.Do(ctx, "latency", "reset").Int64(); n != 1 {
+		t.Errorf("reset: %d", n)
+	}
+	if v, _ := c.Do(ctx, "latency", "latest").Slice(); len(v) != 0 {
+		t.Errorf("latest after reset: %v", v)
+	}
+
+	c.Do(ctx, "config", "resetstat")
+	keys := spreadKeys("lh", 4, 3)
+	for _, k := range keys {
+		c.Set(ctx, k, "v", 0)
+	}
+	m, err := c.Do(ctx, "latency", "histogram", "set", "config").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := map[string][]any{}
+	for i := 0; i+1 < len(m); i += 2 {
+		hist[m[i].(string)] = m[i+1].([]any)
+	}
+	if len(hist) != 2 || hist["set"] == nil || hist["config|resetstat"] == nil {
+		t.Fatalf("histogram: %v", m)
+	}
+	if hist["set"][0] != "calls" || hist["set"][1].(int64) != int64(len(keys)) || hist["set"][2] != "histogram_usec" {
+		t.Errorf("set histogram %v", hist["set"])
+	}
+	buckets := hist["set"][3].([]any)
+	if last := buckets[len(buckets)-1].(int64); last != int64(len(keys)) {
+		t.Errorf("cumulative count ends at %d, want %d: %v", last, len(keys), buckets)
+	}
+	info, _ := c.Info(ctx, "latencystats").Result()
+	if !regexp.MustCompile(`latency_percentiles_usec_set:p50=[0-9.]+,p99=[0-9.]+,p99\.9=[0-9.]+`).MatchString(info) {
+		t.Errorf("info latencystats:\n%s", info)
+	}
+}
