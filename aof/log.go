@@ -115,7 +115,7 @@ type Log struct {
 		loadLoaded, loadTotal          atomic.Int64
 	}
 	hist struct { // metrics.go
-		fsync, group Hist
+		fsync, group, groupCmds Hist
 	}
 	latencyFn atomic.Pointer[func(event string, d time.Duration)] // metrics.go
 }

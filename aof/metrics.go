@@ -45,11 +45,12 @@ func HistUpper(k int) int64 { return 1 << uint(k) }
 type Histograms struct {
 	FsyncNanos   *Hist // duration of each successful fdatasync of an incr file
 	GroupBatches *Hist // batches (one loop event's records each) per written group
+	GroupCmds    *Hist // commands (records appended by producers) per written group
 }
 
 // Histograms returns the log's histograms (live: read them with Snapshot).
 func (l *Log) Histograms() Histograms {
-	return Histograms{FsyncNanos: &l.hist.fsync, GroupBatches: &l.hist.group}
+	return Histograms{FsyncNanos: &l.hist.fsync, GroupBatches: &l.hist.group, GroupCmds: &l.hist.groupCmds}
 }
 
 // OnLatency sets a function the writer calls with the duration of each

@@ -90,6 +90,7 @@ type batch struct {
 	buf     []byte
 	firstDB int
 	lastDB  int
+	cmds    int // commands in the batch (metrics)
 	sw      *switchReq
 }
 
@@ -120,6 +121,7 @@ type writerState struct {
 	grpTo      uint64
 	grpDB      int // database after the payload
 	grpBatches int
+	grpCmds    int   // commands in the group (metrics)
 	grpBytes   int64 // batch bytes in the group, for PendingBytes
 	doneBytes  int64 // batch bytes written since the last release
 	recycle    [][]byte
@@ -229,6 +231,7 @@ func (w *writerState) add(b *batch) {
 	w.grpDB = b.lastDB
 	w.grpTo = b.seq
 	w.grpBatches++
+	w.grpCmds += b.cmds
 	w.grpBytes += int64(len(b.buf))
 	w.recycle = append(w.recycle, b.buf)
 	b.buf = nil
@@ -286,6 +289,7 @@ func (w *writerState) flush() bool {
 		l.latency("aof-fsync-always", d)
 	}
 	l.hist.group.Observe(int64(w.grpBatches))
+	l.hist.groupCmds.Observe(int64(w.grpCmds))
 	w.off += int64(n)
 	l.stats.groups.Add(1)
 	l.stats.batches.Add(uint64(w.grpBatches))
@@ -299,6 +303,7 @@ func (w *writerState) flush() bool {
 	w.doneBytes += w.grpBytes
 	w.grpBytes = 0
 	w.grpBatches = 0
+	w.grpCmds = 0
 	w.grp = w.grp[:groupHeaderRoom]
 	if cap(w.grp) > 16<<20 {
 		w.grp = make([]byte, groupHeaderRoom, 64<<10)

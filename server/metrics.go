@@ -99,6 +99,8 @@ var (
 		"Duration of the AOF writer's fdatasync calls.", nil, nil)
 	mdAOFGroup = prometheus.NewDesc("redshard_aof_group_commit_batches",
 		"Batches per group commit: each batch is the log records of one loop event (one or more commands), each group one write and, under appendfsync always, one fdatasync.", nil, nil)
+	mdAOFGroupCmds = prometheus.NewDesc("redshard_aof_group_commit_commands",
+		"Commands per group commit (each group is one write and, under appendfsync always, one fdatasync).", nil, nil)
 	mdAOFWriteErrors = prometheus.NewDesc("redshard_aof_write_errors_total",
 		"Failed AOF write, fsync or ftruncate calls.", nil, nil)
 	mdAOFRewrite = prometheus.NewDesc("redshard_aof_rewrite_in_progress",
@@ -114,7 +116,7 @@ type metricsCollector struct{ srv *Server }
 func (mc *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mdCommands, mdCmdErrors, mdCmdDuration, mdClients,
 		mdRejectedConns, mdConns, mdKeys, mdExpires, mdUsedMemory, mdEvicted, mdExpired, mdHits,
-		mdMisses, mdNetIn, mdNetOut, mdObufKills, mdAOFEnabled, mdAOFFsync, mdAOFGroup,
+		mdMisses, mdNetIn, mdNetOut, mdObufKills, mdAOFEnabled, mdAOFFsync, mdAOFGroup, mdAOFGroupCmds,
 		mdAOFWriteErrors, mdAOFRewrite, mdAOFLastWriteOK, mdAOFSize} {
 		ch <- d
 	}
@@ -294,6 +296,7 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	h := ps.log.Histograms()
 	ch <- aofHistogram(mdAOFFsync, h.FsyncNanos, 1e-9, 10, 32)
 	ch <- aofHistogram(mdAOFGroup, h.GroupBatches, 1, 0, 16)
+	ch <- aofHistogram(mdAOFGroupCmds, h.GroupCmds, 1, 0, 20)
 }
 
 // aofHistogram converts an aof.Hist (power-of-two buckets) to a Prometheus

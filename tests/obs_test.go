@@ -367,6 +367,10 @@ func TestObsMetricsAOF(t *testing.T) {
 	if n := count("redshard_aof_group_commit_batches_count"); n < 20 {
 		t.Errorf("groups %v, want >= 20", n)
 	}
+	// one client, one SET at a time: every group holds one command
+	if n := count("redshard_aof_group_commit_commands_sum"); n != count("redshard_aof_group_commit_commands_count") || n < 20 {
+		t.Errorf("commands in groups: sum %v, count %v", n, count("redshard_aof_group_commit_commands_count"))
+	}
 	if n := count("redshard_aof_enabled"); n != 1 {
 		t.Errorf("aof enabled %v", n)
 	}
