@@ -48,6 +48,19 @@ func cmdMonitor(x *Exec, argv [][]byte) {
 	x.OK()
 }
 
+// monitorCheck is the error a MONITOR client gets for a command that reads,
+// writes or may replicate: Redis's monitors are replicas, and replicas
+// can't touch the keyspace (processCommand). "" when the command may run.
+func (cl *Client) monitorCheck(cmd *Cmd) string {
+	if !cl.obs.monitor {
+		return ""
+	}
+	if f := cl.srv.obs.flags; cmd.id < len(f) && f[cmd.id]&obsKeyspace != 0 {
+		return "ERR Replica can't interact with the keyspace"
+	}
+	return ""
+}
+
 // stopMonitor removes the client from the monitors (close, RESET).
 func (cl *Client) stopMonitor() {
 	if !cl.obs.monitor {
@@ -93,9 +106,8 @@ func (srv *Server) feedMonitors(cl *Client, db int, cmd *Cmd, argv [][]byte) {
 	o.monMu.Unlock()
 }
 
-// flushMonitor runs on the monitor's loop: it moves the pending lines to
-// the client's replies and writes them, after any reply of its own that is
-// still being assembled or held for the log.
+// flushMonitor runs on the monitor's loop: it writes the pending lines, after
+// any reply of the client's own that is still on its way.
 func (cl *Client) flushMonitor() {
 	o := &cl.srv.obs
 	o.monMu.Lock()
@@ -106,7 +118,10 @@ func (cl *Client) flushMonitor() {
 	if cl.closed || cl.closing || len(buf) == 0 {
 		return
 	}
-	cl.out = append(cl.out, buf...)
+	// Held until the client's next write (beforeWrite), so that the lines
+	// come after the replies it is waiting for: those of a hop in flight,
+	// of a batch being delivered or held for the log.
+	cl.obs.monHeld = append(cl.obs.monHeld, buf...)
 	if !cl.inFlush && !cl.held && !cl.hopOut {
 		cl.writeOut()
 	}

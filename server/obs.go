@@ -26,6 +26,7 @@ const (
 	obsSkipSlowlog uint8 = 1 << iota // EXEC: its commands are logged instead
 	obsSkipMonitor                   // admin commands and those flagged skip_monitor
 	obsFast                          // "fast-command" latency event, else "command"
+	obsKeyspace                      // read, write or may_replicate: refused to MONITOR clients
 )
 
 // histBuckets are the latency histogram's buckets: bucket 0 counts
@@ -97,6 +98,9 @@ func (srv *Server) initObs() {
 			}
 			if m.HasFlag("fast") {
 				f |= obsFast
+			}
+			if m.HasFlag("readonly") || m.HasFlag("write") || m.HasFlag("may_replicate") {
+				f |= obsKeyspace
 			}
 		}
 		o.flags[c.id] = f
@@ -232,6 +236,7 @@ type clientObs struct {
 	monitor   bool          // in MONITOR mode
 	monBuf    []byte        // lines waiting for the client's loop (guarded by srv.obs.monMu)
 	monQueued bool          // a flush task is queued (guarded by srv.obs.monMu)
+	monHeld   []byte        // lines waiting for the client's pending replies (its loop only)
 	monRun    gnet.Runnable // flushMonitor, bound once
 
 	softSince int64 // unix ms when the soft output limit was first exceeded; 0: under it

@@ -97,6 +97,22 @@ func (cl *Client) overLimit(class int) bool {
 	return true
 }
 
+// beforeWrite runs when writeOut is about to write the client's replies: it
+// adds the MONITOR lines held while the client's own replies were pending
+// (monitor.go), then applies the output buffer limits (dropping the
+// replies if the client is to be closed).
+func (cl *Client) beforeWrite() {
+	if len(cl.obs.monHeld) > 0 {
+		if !cl.closed && !cl.closing {
+			cl.out = append(cl.out, cl.obs.monHeld...)
+		}
+		cl.obs.monHeld = cl.obs.monHeld[:0]
+	}
+	if len(cl.out) > 0 && !cl.closed {
+		cl.noteOutput()
+	}
+}
+
 // noteOutput applies the client's class limits before writeOut writes a
 // batch's replies; it reports whether the client is to be closed for them.
 func (cl *Client) noteOutput() bool {

@@ -539,7 +539,8 @@ func (cl *Client) writeOut() {
 		cl.out = cl.out[:0]
 		return
 	}
-	if len(cl.out) > 0 && !cl.closed && !cl.noteOutput() { // output buffer limits (obuf.go)
+	cl.beforeWrite() // MONITOR lines held for it, output buffer limits (obuf.go)
+	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		_, _ = cl.c.Write(cl.out)
 		if cap(cl.out) > 64<<10 {

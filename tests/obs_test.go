@@ -139,6 +139,17 @@ func TestObsMonitor(t *testing.T) {
 	if !strings.Contains(list, " flags=O ") || !strings.Contains(list, "cmd=monitor") {
 		t.Errorf("client list has no monitor: %s", list)
 	}
+	// A monitor may not touch the keyspace (Redis's monitors are replicas);
+	// its other commands are answered, then shown to it.
+	mon.do(resp("get", keys[0]), "-ERR Replica can't interact with the keyspace\r\n")
+	mon.write(resp("info", "server")) // runs with every loop parked
+	n, _ := strconv.Atoi(strings.TrimPrefix(mon.line(), "$"))
+	if body := mon.readN(n + 2); !strings.Contains(body, "redis_version:") {
+		t.Errorf("info reply %q", body)
+	}
+	if l := mon.line(); !strings.HasSuffix(l, `] "info" "server"`) {
+		t.Errorf("monitor's own command: %q", l)
+	}
 	// RESET ends it
 	mon.write(resp("reset"))
 	for {
