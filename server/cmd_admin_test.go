@@ -26,7 +26,7 @@ func (c *admConn) OutboundBuffered() int { return 0 }
 func (c *admConn) Close() error          { c.closes++; return nil }
 
 // admServer builds a server with n shards and loops but no network.
-func admServer(t *testing.T, n int) *Server {
+func admServer(t testing.TB, n int) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	srv := &Server{cfg: cfg, log: NewLoggerTo(io.Discard, cfg), startTime: time.Now(), shutdownErr: make(chan error, 1)}

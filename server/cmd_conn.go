@@ -12,7 +12,7 @@ import (
 // serverCommands is the server command table: commands about the connection
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
-var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands,
+var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands,
 	slowlogCommands, latencyCommands, monitorCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {

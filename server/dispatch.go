@@ -354,6 +354,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	if !h.tx {
 		mask = 1 << uint(h.target)
 	}
+	x.mask = mask
 	var hook func(*shard.DB, []byte)
 	if l.srv.persist != nil {
 		hook = l.p.expHook
@@ -399,6 +400,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 	x := &l.x
 	ms := l.batchNow()
 	x.reset(cl, cl.db, cl.proto, ms)
+	x.mask = 1 << uint(l.id)
 	x.Out = cl.out
 	start := len(cl.out)
 	l.sh.NoTouch = cl.noTouch
@@ -456,6 +458,16 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 	}
 	x.Prop.Reset()
+	if cmd.flags&flagDenyOOM != 0 && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
+		l.stats.cmds[cmd.id].rejected++
+		l.stats.countErrorString(oomError)
+		x.Out = resp.AppendError(x.Out, oomError)
+		if x.dropReply {
+			x.Out = x.Out[:start]
+			x.dropReply = false
+		}
+		return
+	}
 	if cmd.run != nil {
 		cmd.run(&x.Ctx, argv)
 	} else {

@@ -124,13 +124,13 @@ func (mc *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // loopSnapshot is a copy of one loop's counters and its shard's.
 type loopSnapshot struct {
-	ok                     bool
-	cmds                   []cmdStat
-	hist                   []cmdHist
-	keys, expires          []int64
-	hits, misses           int64
-	expired, evicted       int64
-	slabUsed, slabReserved int64
+	ok                  bool
+	cmds                []cmdStat
+	hist                []cmdHist
+	keys, expires       []int64
+	hits, misses        int64
+	expired, evicted    int64
+	dataUsed, clientMem int64
 }
 
 // snapshotLoops copies every loop's counters on the loop itself. A loop that
@@ -155,7 +155,10 @@ func (srv *Server) snapshotLoops(timeout time.Duration) []loopSnapshot {
 			sh := l.sh
 			s.hits, s.misses = sh.Stats.KeyspaceHits, sh.Stats.KeyspaceMisses
 			s.expired, s.evicted = sh.Stats.ExpiredKeys, sh.Stats.EvictedKeys
-			s.slabUsed, s.slabReserved = sh.Slab.Used(), sh.Slab.Reserved()
+			s.dataUsed = sh.UsedMemory()
+			for _, cl := range l.clients {
+				s.clientMem += int64(cap(cl.ownBuf) + cap(cl.out))
+			}
 			for _, db := range sh.DBs {
 				s.keys = append(s.keys, int64(db.Len()))
 				s.expires = append(s.expires, int64(db.Expires()))
@@ -224,8 +227,8 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		t.shard.KeyspaceMisses += s.misses
 		t.shard.ExpiredKeys += s.expired
 		t.shard.EvictedKeys += s.evicted
-		t.slabUsed += s.slabUsed
-		t.slabReserved += s.slabReserved
+		t.dataUsed += s.dataUsed
+		t.clientMem += s.clientMem
 		if t.keys == nil {
 			t.keys = make([]int64, len(s.keys))
 			t.expires = make([]int64, len(s.keys))
@@ -275,7 +278,7 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(mdKeys, float64(t.keys[j]), db)
 		gauge(mdExpires, float64(t.expires[j]), db)
 	}
-	gauge(mdUsedMemory, float64(readMemInfo(&t).used))
+	gauge(mdUsedMemory, float64(readMemInfo(srv, &t).used))
 	counter(mdEvicted, float64(t.shard.EvictedKeys))
 	counter(mdExpired, float64(t.shard.ExpiredKeys))
 	counter(mdHits, float64(t.shard.KeyspaceHits))

@@ -73,6 +73,9 @@ type Server struct {
 	shutdownOnce sync.Once
 	shutdownErr  chan error
 	lastSave     atomic.Int64
+
+	memStartup  int64        // used_memory_startup
+	shardBudget atomic.Int64 // each shard's share of maxmemory; 0: no limit
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -117,6 +120,7 @@ type Loop struct {
 // server commands, the client, its loop and the server.
 type Exec struct {
 	shard.Ctx
+	mask      uint64 // the shards the running command may touch
 	cl        *Client
 	loop      *Loop
 	srv       *Server
@@ -165,6 +169,7 @@ func Run(cfg *Config, log *Logger) error {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initMemory()
 	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or

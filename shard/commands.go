@@ -5,6 +5,10 @@ package shard
 var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
+	memoryCommands,
+	bitmapCommands,
+	hllCommands,
+	setCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {

@@ -199,8 +199,22 @@ func (db *DB) LRU(slot int32) uint32 { return db.at(slot).lru }
 // Touch records an access.
 func (db *DB) Touch(slot int32) {
 	if !db.sh.NoTouch {
-		db.at(slot).lru = uint32(db.sh.Now() / 1000)
+		e := db.at(slot)
+		if lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
+			e.lru = db.sh.lfuTouch(e.lru)
+		} else {
+			e.lru = uint32(db.sh.Now() / 1000)
+		}
 	}
+}
+
+// newLRU is the access field of a new key: the LRU clock, or the initial
+// LFU counter under an LFU policy.
+func (db *DB) newLRU() uint32 {
+	if lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
+		return lfuInit(db.sh.Now())
+	}
+	return uint32(db.sh.Now() / 1000)
 }
 
 func (db *DB) newSlot() int32 {
@@ -224,11 +238,12 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	kv := db.sh.Slab.Alloc(len(key) + vlen)
 	copy(db.sh.Slab.Bytes(kv, len(key)), key)
 	e := db.at(slot)
-	*e = entry{kv: kv, klen: uint32(len(key)), typ: typ, xpos: -1, live: true, lru: uint32(db.sh.Now() / 1000), rwEpoch: db.sh.rwEpoch}
+	*e = entry{kv: kv, klen: uint32(len(key)), typ: typ, xpos: -1, live: true, lru: db.newLRU(), rwEpoch: db.sh.rwEpoch}
 	e.next = -1
 	db.index.insert(fingerprint(h), slot)
 	db.memoH, db.memoSlot, db.memoOK = h, slot, true
 	db.count++
+	db.sh.nkeys++
 	db.sh.keysChanged++
 	db.signalReady(key, typ)
 	return slot
@@ -313,6 +328,7 @@ func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj Object) int32 {
 	e := db.at(slot)
 	e.vlen = db.sh.newObj(obj)
 	e.enc = enc
+	db.memNew(slot)
 	return slot
 }
 
@@ -358,6 +374,7 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 		db.sh.Slab.Free(e.kv, int(e.klen)+int(e.vlen))
 	} else {
 		db.sh.Slab.Free(e.kv, int(e.klen))
+		db.memGone(slot, e)
 		if freeObj {
 			db.sh.freeObj(e.vlen)
 		}
@@ -365,6 +382,7 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 	*e = entry{next: db.free, xpos: -1}
 	db.free = slot
 	db.count--
+	db.sh.nkeys--
 	db.sh.keysChanged++
 }
 
@@ -405,6 +423,7 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 			// Another shard (RENAME across shards): the value changes object table.
 			dst.at(ns).vlen = dst.sh.newObj(db.sh.objs[e.vlen])
 		}
+		dst.memNew(ns)
 	}
 	ne := dst.at(ns)
 	ne.enc, ne.lru = e.enc, e.lru
@@ -435,6 +454,7 @@ func (db *DB) Flush() {
 	db.count = 0
 	db.sh.keysChanged++
 	*db = DB{ID: db.ID, sh: db.sh, free: -1}
+	db.sh.recountMem()
 	flushed()
 }
 

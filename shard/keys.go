@@ -42,12 +42,6 @@ var keyCommands = []Command{
 	{Name: "object|help", Run: cmdObjectHelp},
 }
 
-// LFUPolicy reports whether maxmemory-policy is an LFU one (OBJECT FREQ and
-// IDLETIME depend on it). The server sets it; the default says no.
-var LFUPolicy = func() bool { return false }
-
-func lfuPolicy() bool { return LFUPolicy != nil && LFUPolicy() }
-
 // Error replies of this file, as Redis spells them.
 const (
 	errSameObject    = "ERR source and destination objects are the same"
@@ -794,7 +788,7 @@ func cmdObjectIdletime(c *Ctx, argv [][]byte) {
 	if slot < 0 {
 		return
 	}
-	if lfuPolicy() {
+	if lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
 		c.Err(errLFU)
 		return
 	}
@@ -809,11 +803,11 @@ func cmdObjectFreq(c *Ctx, argv [][]byte) {
 	if slot < 0 {
 		return
 	}
-	if !lfuPolicy() {
+	if !lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
 		c.Err(errNoLFU)
 		return
 	}
-	c.Int(int64(db.LRU(slot) & 0xff))
+	c.Int(db.LFUFreq(slot))
 }
 
 var objectHelp = []string{

@@ -29,6 +29,12 @@ type Shard struct {
 
 	keysChanged uint64
 
+	// Memory accounting (evict.go).
+	nkeys       int
+	objMem      int64
+	memPend     []memPending
+	evictNextDB int
+
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8
 
@@ -133,6 +139,7 @@ func (s *Shard) FlushAll() {
 		s.DBs[i] = newDB(s, i)
 	}
 	s.objs, s.objFree = nil, nil
+	s.nkeys, s.objMem, s.memPend = 0, 0, nil
 	s.Slab.Reset()
 	s.keysChanged++
 	flushed()

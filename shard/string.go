@@ -7,9 +7,16 @@ import (
 
 // String commands (Redis 7.0 t_string.c).
 
-// MaxStringLen is proto-max-bulk-len: the largest string APPEND and SETRANGE
-// may build. The server sets it from its configuration.
-var MaxStringLen int64 = 512 << 20
+// maxStringBytes is the longest string value an entry can hold (its length
+// is a uint32).
+const maxStringBytes = 1<<32 - 1
+
+// maxStringLen is the largest string APPEND, SETRANGE and LCS may build:
+// proto-max-bulk-len (CONFIG SET changes it), and never more than an entry
+// can hold.
+func (c *Ctx) maxStringLen() int64 {
+	return min(c.Shards[0].Cfg.ProtoMaxBulkLen.Load(), maxStringBytes)
+}
 
 var stringCommands = []Command{
 	{Name: "get", Run: cmdGet},
@@ -468,9 +475,9 @@ func cmdIncrbyfloat(c *Ctx, argv [][]byte) {
 }
 
 // checkStringLength replies with an error and returns false when a string of
-// size bytes growing by add bytes would exceed MaxStringLen.
+// size bytes growing by add bytes would exceed the longest allowed string.
 func checkStringLength(c *Ctx, size, add int64) bool {
-	if add > MaxStringLen || size > MaxStringLen-add {
+	if max := c.maxStringLen(); add > max || size > max-add {
 		c.Err(errStringTooLong)
 		return false
 	}
@@ -646,7 +653,7 @@ func cmdLcs(c *Ctx, argv [][]byte) {
 		c.Err(errLcsTooLong)
 		return
 	}
-	if (int64(len(a))+1)*(int64(len(b))+1)*4 > MaxStringLen {
+	if (int64(len(a))+1)*(int64(len(b))+1)*4 > c.maxStringLen() {
 		c.Err(errLcsMemory)
 		return
 	}

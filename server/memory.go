@@ -1,0 +1,85 @@
+package server
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+
+	"github.com/redshard/redshard/shard"
+)
+
+// maxmemory.
+//
+// Each shard accounts for its keys and values (shard.Shard.UsedMemory) and
+// owns an equal share of the budget: (maxmemory - used_memory_startup) / N.
+// Keys hash evenly over the shards, so equal shares add up to maxmemory
+// without any shard reading another's counters. Before a command flagged
+// denyoom runs, the loop running it makes each shard the command touches
+// evict by the policy until it is within its share (Redis's
+// performEvictions, called from processCommand); evicted keys are logged to
+// the AOF as DEL and fire the "evicted" notification. If a shard cannot get
+// under its share (noeviction, or a volatile policy with no volatile keys
+// left), the command is refused with -OOM, as Redis does.
+//
+// The Go heap is kept in step: with maxmemory set, the runtime's soft
+// memory limit (GOMEMLIMIT) is maxmemory plus a quarter plus 16 MiB, so garbage is
+// collected before RSS runs far past the data; a GOMEMLIMIT given in the
+// environment wins.
+
+const oomError = "OOM command not allowed when used memory > 'maxmemory'."
+
+// initMemory records what the process holds before any data (Redis's
+// used_memory_startup) and applies maxmemory to the Go heap.
+func (srv *Server) initMemory() {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		srv.memStartup = int64(s[0].Value.Uint64())
+	}
+	srv.applyMaxmemory()
+	srv.cfg.OnChange("maxmemory", srv.applyMaxmemory)
+}
+
+// applyMaxmemory computes the shards' shares and the Go memory limit.
+func (srv *Server) applyMaxmemory() {
+	max := int64(srv.cfg.MaxMemory())
+	if max <= 0 {
+		srv.shardBudget.Store(0)
+	} else {
+		share := (max - srv.memStartup) / int64(len(srv.shards))
+		if share < 1 {
+			share = 1
+		}
+		srv.shardBudget.Store(share)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return
+	}
+	if max <= 0 {
+		debug.SetMemoryLimit(math.MaxInt64)
+	} else {
+		debug.SetMemoryLimit(max + max/4 + 16<<20)
+	}
+}
+
+// makeRoom evicts on the shards of mask until each is within its share; it
+// reports false if one cannot be (the command gets -OOM).
+func (l *Loop) makeRoom(mask uint64) bool {
+	budget := l.srv.shardBudget.Load()
+	var hook func(*shard.DB, []byte)
+	if l.srv.persist != nil {
+		hook = l.p.expHook
+	}
+	ok := true
+	for m := mask; m != 0; m &= m - 1 {
+		i := 0
+		for m>>uint(i)&1 == 0 {
+			i++
+		}
+		if !l.srv.shards[i].Evict(budget, hook) {
+			ok = false
+		}
+	}
+	return ok
+}
