@@ -56,10 +56,14 @@ type Client struct {
 	closed   bool
 	killed   bool
 
+	ps     *clientSubs // pub/sub subscriptions, nil until the first (pubsub.go)
+	pushed bool        // the command's reply is pushes: CLIENT REPLY OFF keeps them
+
 	obs clientObs // monitor state, output buffer limit clock (obs.go)
 }
 
 func (cl *Client) onClose() {
+	cl.pubsubClose()
 	cl.stopMonitor() // monitor.go
 }
 

@@ -4,11 +4,10 @@ package server
 // for field and in its order.
 //
 // Values come from where redshard keeps them; features other than this
-// file's report their state through the small accessors below (sub/psub/ssub
-// counts, MULTI queue, blocked), which return Redis's idle values until the
-// feature fills them in:
+// file's report their state through the small accessors below, which return
+// Redis's idle values until the feature fills them in:
 //
-//	infoSubs   sub, psub, ssub        pub/sub subscriptions
+//	infoSubs   sub, psub, ssub        pub/sub subscriptions (pubsub.go)
 //	infoMulti  multi, multi-mem       -1 and 0 outside MULTI
 //	infoFlags  the flag letters       P (pub/sub), x (MULTI), b (blocked), ...
 
@@ -19,7 +18,7 @@ import (
 
 // infoSubs returns the client's channel, pattern and shard-channel
 // subscription counts.
-func (cl *Client) infoSubs() (sub, psub, ssub int) { return 0, 0, 0 }
+func (cl *Client) infoSubs() (sub, psub, ssub int) { return cl.pubsubInfo() }
 
 // infoMulti returns the number of commands queued by MULTI (-1 outside a
 // transaction) and the bytes of their arguments.
@@ -27,7 +26,12 @@ func (cl *Client) infoMulti() (count, mem int) { return -1, 0 }
 
 // infoFlags appends the flag letters of features kept elsewhere, in
 // Redis's order: 'P' (pub/sub), 'x' (MULTI), 'b' (blocked), 'd' (dirty CAS).
-func (cl *Client) infoFlags(b []byte) []byte { return b }
+func (cl *Client) infoFlags(b []byte) []byte {
+	if cl.subscribed() {
+		b = append(b, 'P')
+	}
+	return b
+}
 
 // replyChunk is the size of one Redis reply block, used to present pending
 // output as Redis's obl (static buffer), oll (list length) and omem.
@@ -106,18 +110,16 @@ func (cl *Client) clientInfoString() string {
 	b = append(b, " multi-mem="...)
 	b = strconv.AppendInt(b, int64(multiMem), 10)
 
-	// Pending output: the reply buffer and what the socket has not taken.
-	// Redis keeps the first 16 KiB in the client's static buffer (rbs,
-	// rbp, obl) and the rest in a list of blocks (oll, omem).
+	// Pending output: the replies not yet written and what the socket has
+	// not taken (outputUsage), which client-output-buffer-limit measures:
+	// omem, in oll blocks of 16 KiB. Redis's obl (its static reply buffer)
+	// has no counterpart: 0.
 	var pending int64
-	if cl.c != nil && !cl.closed {
-		pending = int64(cl.c.OutboundBuffered())
+	if cl.c != nil {
+		pending = cl.pendingOutput()
 	}
-	obl := pending
-	if obl > replyChunk {
-		obl = replyChunk
-	}
-	omem := pending - obl
+	obl := int64(0)
+	omem := pending
 	oll := (omem + replyChunk - 1) / replyChunk
 	rbs := int64(cap(cl.out))
 	if rbs < 1024 {

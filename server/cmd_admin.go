@@ -141,6 +141,10 @@ func isLocalClient(cl *Client) bool {
 // when replies are off or skipped, and moves CLIENT REPLY SKIP's flag on to
 // the next command, as Redis's resetClient does.
 func (cl *Client) replyDone(start int) {
+	if cl.pushed { // pub/sub confirmations are pushes, sent even when replies are off
+		cl.pushed = false
+		start = len(cl.out)
+	}
 	if !cl.replyOff && !cl.replySkip && !cl.replySkipNext {
 		return
 	}
@@ -789,9 +793,14 @@ func clientTypeByName(b []byte) int {
 	return -1
 }
 
-// clientType is the client's class. Every client is a normal one until
-// replication and pub/sub exist.
-func (cl *Client) clientType() int { return clientTypeNormal }
+// clientType is the client's class: pubsub while subscribed, else normal
+// (there is no replication).
+func (cl *Client) clientType() int {
+	if cl.subscribed() {
+		return clientTypePubsub
+	}
+	return clientTypeNormal
+}
 
 // allClients returns every registered client, by id. Every loop must be
 // parked (allShards) or there must be a single loop.

@@ -239,7 +239,7 @@ type clientObs struct {
 	monHeld   []byte        // lines waiting for the client's pending replies (its loop only)
 	monRun    gnet.Runnable // flushMonitor, bound once
 
-	softSince int64 // unix ms when the soft output limit was first exceeded; 0: under it
+	softSince int64 // unix seconds when the soft output limit was first exceeded; 0: under it
 	obufKill  bool  // closed for overcoming its output buffer limit (flag A)
 }
 

@@ -74,8 +74,9 @@ type Server struct {
 	shutdownErr  chan error
 	lastSave     atomic.Int64
 
-	memStartup  int64        // used_memory_startup
-	shardBudget atomic.Int64 // each shard's share of maxmemory; 0: no limit
+	memStartup  int64          // used_memory_startup
+	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit
+	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -103,7 +104,8 @@ type Loop struct {
 	tickValid bool
 
 	stats loopStats
-	obs   loopObs // slowlog ring, latency histograms (obs.go)
+	ps    loopPubsub // inbox and notification queue (pubsub.go)
+	obs   loopObs    // slowlog ring, latency histograms (obs.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
@@ -170,6 +172,7 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.initMemory()
+	srv.initPubsub()
 	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
