@@ -247,6 +247,9 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
 		return loadingError
 	}
+	if cl.obs.monitor {
+		return cl.monitorCheck(cmd) // monitor.go
+	}
 	return ""
 }
 

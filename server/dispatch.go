@@ -217,7 +217,9 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		first := bits.TrailingZeros64(h.mask)
 		if first == cl.loop.id {
 			// We are the lowest shard: take it right here (park) instead of
-			// queueing a task to ourselves.
+			// queueing a task to ourselves. The run's bytes are consumed
+			// already (CLIENT LIST's qbuf for the caller counts them once).
+			cl.qbuf = data[pos:]
 			_ = cl.runTx(context.Background())
 		} else {
 			_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
@@ -327,6 +329,7 @@ func (cl *Client) hopDone(context.Context) error {
 		cl.multiClose() // WATCH state left while the hop was out (multi.go)
 		return nil
 	}
+	cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
@@ -477,11 +480,14 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	st := &l.stats.cmds[cmd.id]
 	st.calls++
+	var ns int64
 	if timed {
 		end := nanotime()
 		l.tick, l.tickValid = end, true
-		st.nsec += end - t0
+		ns = end - t0
+		st.nsec += ns
 	}
+	l.observe(x, cmd, argv, ns) // slowlog, latency, monitor (obs.go)
 	if len(x.Out) > start && x.Out[start] == '-' {
 		st.failed++
 		l.stats.countError(x.Out[start+1:])

@@ -98,6 +98,7 @@ func (srv *Server) attachLog(fresh bool) error {
 		return err
 	}
 	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards)), pend: make([]pendingKeys, len(srv.shards))}
+	lg.OnLatency(srv.addLatency) // aof-write, aof-fsync-always (latency.go)
 	for _, l := range srv.loops {
 		l := l
 		l.p.prod = lg.NewProducer()
