@@ -463,7 +463,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	x.Prop.Reset()
 	// Inside EXEC the room was made once for the whole transaction (multi.go).
-	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
+	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() != 0 && !l.makeRoom(x.mask) {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)
