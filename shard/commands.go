@@ -5,6 +5,7 @@ package shard
 var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
+	listCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
