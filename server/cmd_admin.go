@@ -48,6 +48,7 @@ var adminCommands = []serverCmd{
 	{name: "client|info", exec: cmdClientInfo, home: true},
 	{name: "client|list", exec: cmdClientList, allShards: true},
 	{name: "client|kill", exec: cmdClientKill, allShards: true},
+	{name: "client|unblock", exec: cmdClientUnblock, allShards: true},
 	{name: "client|reply", exec: cmdClientReply, home: true},
 	{name: "client|no-evict", exec: cmdClientNoEvict, home: true},
 	{name: "client|no-touch", exec: cmdClientNoTouch, home: true},

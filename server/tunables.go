@@ -30,5 +30,6 @@ func (srv *Server) initTunables() {
 func (srv *Server) newShard(id int) *shard.Shard {
 	sh := shard.New(id, srv.cfg.Databases())
 	sh.Cfg = srv.tun
+	sh.OnReady = srv.readyHook(sh)
 	return sh
 }
