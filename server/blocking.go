@@ -188,6 +188,33 @@ func (srv *Server) readyHook(sh *shard.Shard) func(db *shard.DB, key []byte) {
 	}
 }
 
+// swapHook is the shard's OnSwapDB: after SWAPDB, every waited-for key of
+// the two databases that now holds a list or sorted set is ready.
+func (srv *Server) swapHook(sh *shard.Shard) func(a, b int) {
+	return func(a, b int) {
+		if srv.blk.regs == nil {
+			return
+		}
+		r := srv.blk.regs[sh.ID]
+		if r.regs == 0 {
+			return
+		}
+		for _, id := range [2]int{a, b} {
+			db := sh.DBs[id]
+			for _, q := range r.dbs[id] {
+				slot := db.Lookup([]byte(q.key))
+				if slot < 0 || q.ready {
+					continue
+				}
+				if t := db.Type(slot); t == shard.TypeList || t == shard.TypeZSet {
+					q.ready = true
+					r.ready = append(r.ready, q)
+				}
+			}
+		}
+	}
+}
+
 // block registers the command x just ran, which called Block, on the
 // shards of its keys (all held by the running loop), and returns the waiter.
 func (l *Loop) block(cl *Client, cmd *Cmd, argv [][]byte, x *Exec) *waiter {

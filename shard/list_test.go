@@ -56,141 +56,166 @@ func bulks(items ...string) string {
 	return arr(parts...)
 }
 
+// listScripts hold no time-dependent reply and never block, so they can be
+// replayed against a real server: REDSHARD_REDIS_ADDR=127.0.0.1:7797 go test
+// -run TestListScriptsMatchRealRedis ./shard/
+var listScripts = []script{
+	{"push and range", []step{
+		{cmd: "rpush l a b c", want: num(3)},
+		{cmd: "lpush l x y", want: num(5)},
+		{cmd: "lrange l 0 -1", want: bulks("y", "x", "a", "b", "c")},
+		{cmd: "lrange l -2 100", want: bulks("b", "c")},
+		{cmd: "lrange l 3 1", want: "*0\r\n"},
+		{cmd: "lrange l a 1", want: notInt},
+		{cmd: "lrange nokey 0 -1", want: "*0\r\n"},
+		{cmd: "llen l", want: num(5)},
+		{cmd: "llen nokey", want: zero},
+		{cmd: "lpushx nokey a", want: zero},
+		{cmd: "rpushx l z", want: num(6)},
+		{cmd: "object encoding l", want: bulk("quicklist")},
+		{cmd: "type l", want: "+list\r\n"},
+	}},
+	{"index and set", []step{
+		{cmd: "rpush l a b c", want: num(3)},
+		{cmd: "lindex l 0", want: bulk("a")},
+		{cmd: "lindex l -1", want: bulk("c")},
+		{cmd: "lindex l 3", want: null2},
+		{cmd: "lindex l x", want: notInt},
+		{cmd: "lindex nokey x", want: null2},
+		{cmd: "lset l 1 BB", want: ok},
+		{cmd: "lset l -1 CCCC", want: ok},
+		{cmd: "lset l 3 x", want: "-ERR index out of range\r\n"},
+		{cmd: "lset nokey 0 x", want: "-ERR no such key\r\n"},
+		{cmd: "lrange l 0 -1", want: bulks("a", "BB", "CCCC")},
+	}},
+	{"pop", []step{
+		{cmd: "rpush l a b c d e", want: num(5)},
+		{cmd: "lpop l", want: bulk("a")},
+		{cmd: "rpop l", want: bulk("e")},
+		{cmd: "lpop l 2", want: bulks("b", "c")},
+		{cmd: "rpop l 0", want: "*0\r\n"},
+		{cmd: "rpop l -1", want: "-ERR value is out of range, must be positive\r\n"},
+		{cmd: "rpop l 5", want: bulks("d")},
+		{cmd: "exists l", want: zero},
+		{cmd: "lpop l", want: null2},
+		{cmd: "lpop l 1", want: "*-1\r\n"},
+		{cmd: "lpop l 1 2", want: "-ERR wrong number of arguments for 'lpop' command\r\n"},
+		{cmd: "hello 3"},
+		{cmd: "lpop l 1", want: "_\r\n"},
+		{cmd: "lpop l", want: "_\r\n"},
+	}},
+	{"insert rem trim", []step{
+		{cmd: "rpush l a b a c a", want: num(5)},
+		{cmd: "linsert l before c X", want: num(6)},
+		{cmd: "linsert l after a Y", want: num(7)},
+		{cmd: "linsert l after zz Y", want: ":-1\r\n"},
+		{cmd: "linsert l middle a Y", want: syntax},
+		{cmd: "linsert nokey after a Y", want: zero},
+		{cmd: "lrange l 0 -1", want: bulks("a", "Y", "b", "a", "X", "c", "a")},
+		{cmd: "lrem l -1 a", want: num(1)},
+		{cmd: "lrange l 0 -1", want: bulks("a", "Y", "b", "a", "X", "c")},
+		{cmd: "lrem l 1 a", want: num(1)},
+		{cmd: "lrange l 0 -1", want: bulks("Y", "b", "a", "X", "c")},
+		{cmd: "lrem l 0 zz", want: zero},
+		{cmd: "ltrim l 1 -2", want: ok},
+		{cmd: "lrange l 0 -1", want: bulks("b", "a", "X")},
+		{cmd: "ltrim l 5 10", want: ok},
+		{cmd: "exists l", want: zero},
+		{cmd: "ltrim nokey 0 1", want: ok},
+	}},
+	{"lpos", []step{
+		{cmd: "rpush l a b c 1 2 3 c c", want: num(8)},
+		{cmd: "lpos l c", want: num(2)},
+		{cmd: "lpos l c rank 2", want: num(6)},
+		{cmd: "lpos l c rank -1", want: num(7)},
+		{cmd: "lpos l c count 0", want: arr(num(2), num(6), num(7))},
+		{cmd: "lpos l c count 2 rank -1", want: arr(num(7), num(6))},
+		{cmd: "lpos l c maxlen 2", want: null2},
+		{cmd: "lpos l c count 0 maxlen 7", want: arr(num(2), num(6))},
+		{cmd: "lpos l c rank 0", want: "-" + errRankZero + "\r\n"},
+		{cmd: "lpos l c count -1", want: "-ERR COUNT can't be negative\r\n"},
+		{cmd: "lpos l c maxlen -1", want: "-ERR MAXLEN can't be negative\r\n"},
+		{cmd: "lpos l c foo", want: syntax},
+		{cmd: "lpos nokey c", want: null2},
+		{cmd: "lpos nokey c count 1", want: "*0\r\n"},
+	}},
+	{"move", []step{
+		{cmd: "rpush s a b c", want: num(3)},
+		{cmd: "lmove s d left right", want: bulk("a")},
+		{cmd: "rpoplpush s d", want: bulk("c")},
+		{cmd: "lrange d 0 -1", want: bulks("c", "a")},
+		{cmd: "lmove s s left left", want: bulk("b")},
+		{cmd: "lmove s d up left", want: syntax},
+		{cmd: "set str x", want: ok},
+		{cmd: "lmove s str left left", want: wrong},
+		{cmd: "lmove str s left left", want: wrong},
+		{cmd: "lrange s 0 -1", want: bulks("b")},
+		{cmd: "rpoplpush s d", want: bulk("b")},
+		{cmd: "exists s", want: zero},
+		{cmd: "rpoplpush s d", want: null2},
+	}},
+	{"mpop", []step{
+		{cmd: "rpush b 1 2 3", want: num(3)},
+		{cmd: "lmpop 2 a b left", want: arr(bulk("b"), bulks("1"))},
+		{cmd: "lmpop 2 a b right count 5", want: arr(bulk("b"), bulks("3", "2"))},
+		{cmd: "lmpop 2 a b right", want: "*-1\r\n"},
+		{cmd: "lmpop 0 a left", want: "-ERR numkeys should be greater than 0\r\n"},
+		{cmd: "lmpop 3 a b left", want: syntax},
+		{cmd: "lmpop 1 a up", want: syntax},
+		{cmd: "lmpop 1 a left count 0", want: "-ERR count should be greater than 0\r\n"},
+		{cmd: "lmpop 1 a left count 1 count 1", want: syntax},
+		{cmd: "set s x", want: ok},
+		{cmd: "lmpop 2 a s left", want: wrong},
+	}},
+	{"wrong type", []step{
+		{cmd: "set s x", want: ok},
+		{cmd: "lpush s a", want: wrong},
+		{cmd: "llen s", want: wrong},
+		{cmd: "lrange s 0 1", want: wrong},
+		{cmd: "lpop s", want: wrong},
+		{cmd: "blpop s 0", want: wrong},
+		{cmd: "blmove s d left left 0", want: wrong},
+	}},
+	{"blocking with data", []step{
+		{cmd: "rpush b x y", want: num(2)},
+		{cmd: "blpop a b 0", want: bulks("b", "x")},
+		{cmd: "brpop a b 0", want: bulks("b", "y")},
+		{cmd: "blpop a b -1", want: "-ERR timeout is negative\r\n"},
+		{cmd: "blpop a b x", want: "-ERR timeout is not a float or out of range\r\n"},
+		{cmd: "rpush s 1 2 3", want: num(3)},
+		{cmd: "blmpop 0 2 a s right count 2", want: arr(bulk("s"), bulks("3", "2"))},
+		{cmd: "blmove s d right left 0.5", want: bulk("1")},
+	}},
+}
+
 func TestListScripts(t *testing.T) {
-	scripts := []script{
-		{"push and range", []step{
-			{cmd: "rpush l a b c", want: num(3)},
-			{cmd: "lpush l x y", want: num(5)},
-			{cmd: "lrange l 0 -1", want: bulks("y", "x", "a", "b", "c")},
-			{cmd: "lrange l -2 100", want: bulks("b", "c")},
-			{cmd: "lrange l 3 1", want: "*0\r\n"},
-			{cmd: "lrange l a 1", want: notInt},
-			{cmd: "lrange nokey 0 -1", want: "*0\r\n"},
-			{cmd: "llen l", want: num(5)},
-			{cmd: "llen nokey", want: zero},
-			{cmd: "lpushx nokey a", want: zero},
-			{cmd: "rpushx l z", want: num(6)},
-			{cmd: "object encoding l", want: bulk("quicklist")},
-			{cmd: "type l", want: "+list\r\n"},
-		}},
-		{"index and set", []step{
-			{cmd: "rpush l a b c", want: num(3)},
-			{cmd: "lindex l 0", want: bulk("a")},
-			{cmd: "lindex l -1", want: bulk("c")},
-			{cmd: "lindex l 3", want: null2},
-			{cmd: "lindex l x", want: notInt},
-			{cmd: "lindex nokey x", want: null2},
-			{cmd: "lset l 1 BB", want: ok},
-			{cmd: "lset l -1 CCCC", want: ok},
-			{cmd: "lset l 3 x", want: "-ERR index out of range\r\n"},
-			{cmd: "lset nokey 0 x", want: "-ERR no such key\r\n"},
-			{cmd: "lrange l 0 -1", want: bulks("a", "BB", "CCCC")},
-		}},
-		{"pop", []step{
-			{cmd: "rpush l a b c d e", want: num(5)},
-			{cmd: "lpop l", want: bulk("a")},
-			{cmd: "rpop l", want: bulk("e")},
-			{cmd: "lpop l 2", want: bulks("b", "c")},
-			{cmd: "rpop l 0", want: "*0\r\n"},
-			{cmd: "rpop l -1", want: "-ERR value is out of range, must be positive\r\n"},
-			{cmd: "rpop l 5", want: bulks("d")},
-			{cmd: "exists l", want: zero},
-			{cmd: "lpop l", want: null2},
-			{cmd: "lpop l 1", want: "*-1\r\n"},
-			{cmd: "lpop l 1 2", want: "-ERR wrong number of arguments for 'lpop' command\r\n"},
-			{cmd: "hello 3"},
-			{cmd: "lpop l 1", want: "_\r\n"},
-			{cmd: "lpop l", want: "_\r\n"},
-		}},
-		{"insert rem trim", []step{
-			{cmd: "rpush l a b a c a", want: num(5)},
-			{cmd: "linsert l before c X", want: num(6)},
-			{cmd: "linsert l after a Y", want: num(7)},
-			{cmd: "linsert l after zz Y", want: ":-1\r\n"},
-			{cmd: "linsert l middle a Y", want: syntax},
-			{cmd: "linsert nokey after a Y", want: zero},
-			{cmd: "lrange l 0 -1", want: bulks("a", "Y", "b", "a", "X", "c", "a")},
-			{cmd: "lrem l -1 a", want: num(1)},
-			{cmd: "lrange l 0 -1", want: bulks("a", "Y", "b", "a", "X", "c")},
-			{cmd: "lrem l 1 a", want: num(1)},
-			{cmd: "lrange l 0 -1", want: bulks("Y", "b", "a", "X", "c")},
-			{cmd: "lrem l 0 zz", want: zero},
-			{cmd: "ltrim l 1 -2", want: ok},
-			{cmd: "lrange l 0 -1", want: bulks("b", "a", "X")},
-			{cmd: "ltrim l 5 10", want: ok},
-			{cmd: "exists l", want: zero},
-			{cmd: "ltrim nokey 0 1", want: ok},
-		}},
-		{"lpos", []step{
-			{cmd: "rpush l a b c 1 2 3 c c", want: num(8)},
-			{cmd: "lpos l c", want: num(2)},
-			{cmd: "lpos l c rank 2", want: num(6)},
-			{cmd: "lpos l c rank -1", want: num(7)},
-			{cmd: "lpos l c count 0", want: arr(num(2), num(6), num(7))},
-			{cmd: "lpos l c count 2 rank -1", want: arr(num(7), num(6))},
-			{cmd: "lpos l c maxlen 2", want: null2},
-			{cmd: "lpos l c count 0 maxlen 7", want: arr(num(2), num(6))},
-			{cmd: "lpos l c rank 0", want: "-" + errRankZero + "\r\n"},
-			{cmd: "lpos l c count -1", want: "-ERR COUNT can't be negative\r\n"},
-			{cmd: "lpos l c maxlen -1", want: "-ERR MAXLEN can't be negative\r\n"},
-			{cmd: "lpos l c foo", want: syntax},
-			{cmd: "lpos nokey c", want: null2},
-			{cmd: "lpos nokey c count 1", want: "*0\r\n"},
-		}},
-		{"move", []step{
-			{cmd: "rpush s a b c", want: num(3)},
-			{cmd: "lmove s d left right", want: bulk("a")},
-			{cmd: "rpoplpush s d", want: bulk("c")},
-			{cmd: "lrange d 0 -1", want: bulks("c", "a")},
-			{cmd: "lmove s s left left", want: bulk("b")},
-			{cmd: "lmove s d up left", want: syntax},
-			{cmd: "set str x", want: ok},
-			{cmd: "lmove s str left left", want: wrong},
-			{cmd: "lmove str s left left", want: wrong},
-			{cmd: "lrange s 0 -1", want: bulks("b")},
-			{cmd: "rpoplpush s d", want: bulk("b")},
-			{cmd: "exists s", want: zero},
-			{cmd: "rpoplpush s d", want: null2},
-		}},
-		{"mpop", []step{
-			{cmd: "rpush b 1 2 3", want: num(3)},
-			{cmd: "lmpop 2 a b left", want: arr(bulk("b"), bulks("1"))},
-			{cmd: "lmpop 2 a b right count 5", want: arr(bulk("b"), bulks("3", "2"))},
-			{cmd: "lmpop 2 a b right", want: "*-1\r\n"},
-			{cmd: "lmpop 0 a left", want: "-ERR numkeys should be greater than 0\r\n"},
-			{cmd: "lmpop 3 a b left", want: syntax},
-			{cmd: "lmpop 1 a up", want: syntax},
-			{cmd: "lmpop 1 a left count 0", want: "-ERR count should be greater than 0\r\n"},
-			{cmd: "lmpop 1 a left count 1 count 1", want: syntax},
-			{cmd: "set s x", want: ok},
-			{cmd: "lmpop 2 a s left", want: wrong},
-		}},
-		{"wrong type", []step{
-			{cmd: "set s x", want: ok},
-			{cmd: "lpush s a", want: wrong},
-			{cmd: "llen s", want: wrong},
-			{cmd: "lrange s 0 1", want: wrong},
-			{cmd: "lpop s", want: wrong},
-			{cmd: "blpop s 0", want: wrong},
-			{cmd: "blmove s d left left 0", want: wrong},
-		}},
-		{"blocking with data", []step{
-			{cmd: "rpush b x y", want: num(2)},
-			{cmd: "blpop a b 0", want: bulks("b", "x")},
-			{cmd: "brpop a b 0", want: bulks("b", "y")},
-			{cmd: "blpop a b -1", want: "-ERR timeout is negative\r\n"},
-			{cmd: "blpop a b x", want: "-ERR timeout is not a float or out of range\r\n"},
-			{cmd: "rpush s 1 2 3", want: num(3)},
-			{cmd: "blmpop 0 2 a s right count 2", want: arr(bulk("s"), bulks("3", "2"))},
-			{cmd: "blmove s d right left 0.5", want: bulk("1")},
-		}},
-	}
-	for _, sc := range scripts {
+	for _, sc := range listScripts {
 		t.Run(sc.name, func(t *testing.T) {
 			c := newStringCtx(4)
 			for i, st := range sc.steps {
 				if got := ldo(t, c, st.args()...); st.want != "" && got != st.want {
 					t.Errorf("step %d %q: got %q, want %q", i, st.args(), got, st.want)
+				}
+			}
+		})
+	}
+}
+
+// TestListScriptsMatchRealRedis replays the scripts against a real Redis
+// when REDSHARD_REDIS_ADDR names one (it is flushed).
+func TestListScriptsMatchRealRedis(t *testing.T) {
+	send := realRedis(t)
+	for _, sc := range listScripts {
+		t.Run(sc.name, func(t *testing.T) {
+			send("HELLO", "2")
+			send("FLUSHALL")
+			for i, st := range sc.steps {
+				got := send(st.args()...)
+				if strings.EqualFold(st.args()[0], "hello") {
+					continue
+				}
+				if st.want != "" && got != st.want {
+					t.Errorf("step %d %q: redis replied %q, script wants %q", i, st.args(), got, st.want)
 				}
 			}
 		})
