@@ -1351,6 +1351,14 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):
 		x.srv.activeExpire.Store(cAtoi(argv[2]) != 0)
 		x.OK()
+	case len(argv) == 3 && shard.EqualFold(sub, "quicklist-packed-threshold"):
+		// Elements this large get a list node of their own (quicklist.go).
+		sz, ok := cfgMemToULL(string(argv[2]))
+		if !ok || !shard.SetPackedThreshold(sz) {
+			x.Err("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+			return
+		}
+		x.OK()
 	default:
 		subcommandSyntaxError(x, argv)
 	}

@@ -322,7 +322,12 @@ func TestListNotifications(t *testing.T) {
 // TestQuicklistMatchesSlice drives the deque with random operations, small
 // nodes and elements of many sizes, and compares it with a plain slice.
 func TestQuicklistMatchesSlice(t *testing.T) {
-	for _, fill := range []int{-1, -2, 1, 3, 16} {
+	t.Cleanup(func() { SetPackedThreshold(0) })
+	for _, fill := range []int{-1, -2, 1, 3, 16, 0} {
+		if fill == 0 {
+			SetPackedThreshold(10) // plain nodes for elements of 10 bytes and more
+			fill = -2
+		}
 		rng := rand.New(rand.NewPCG(uint64(-fill+100), 7))
 		l := NewList(fill)
 		var ref [][]byte

@@ -1,6 +1,9 @@
 package shard
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"sync/atomic"
+)
 
 // List storage: a quicklist-like deque of nodes, each node one byte buffer
 // of length-prefixed elements.
@@ -34,6 +37,27 @@ type List struct {
 }
 
 const qnodeOverhead = 40 // sizeof(qnode)
+
+// packedThreshold is Redis's quicklist packed_threshold (DEBUG
+// QUICKLIST-PACKED-THRESHOLD): an element at least this large gets a node
+// of its own (Redis's "plain" node).
+var packedThreshold atomic.Int64
+
+func init() { packedThreshold.Store(1 << 30) }
+
+// SetPackedThreshold sets the threshold as Redis's
+// quicklistisSetPackedThreshold does: 0 restores the default (1 GB), and
+// sizes from 4 GB - 1 MB up are refused.
+func SetPackedThreshold(sz uint64) bool {
+	if sz > 1<<32-1<<20 {
+		return false
+	}
+	if sz == 0 {
+		sz = 1 << 30
+	}
+	packedThreshold.Store(int64(sz))
+	return true
+}
 
 // NewList returns an empty list with a node size from list-max-listpack-size.
 func NewList(fill int) *List {
@@ -109,6 +133,9 @@ func readElemBack(buf []byte, p int) ([]byte, int) {
 func (l *List) fits(nd *qnode, s int) bool {
 	if nd.n == 0 {
 		return true
+	}
+	if int64(s) >= packedThreshold.Load() || int64(len(nd.buf)-nd.off) >= packedThreshold.Load() {
+		return false // a plain node holds one element
 	}
 	size := len(nd.buf) - nd.off + s
 	if l.fill > 0 {
