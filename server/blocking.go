@@ -275,13 +275,18 @@ func (cl *Client) startWait(w *waiter) {
 		}
 	}
 	if w.deadline != 0 {
-		d := time.Duration(w.deadline-time.Now().UnixMilli()) * time.Millisecond
-		if d < 0 {
-			d = 0
-		}
-		el := cl.loop.el
-		w.timer = time.AfterFunc(d, func() { _ = el.Execute(context.Background(), w.timeoutRun) })
+		w.arm()
 	}
+}
+
+// arm starts the timer that brings w's deadline to its home loop.
+func (w *waiter) arm() {
+	d := time.Duration(w.deadline-time.Now().UnixMilli()+1) * time.Millisecond
+	if d < 0 {
+		d = 0
+	}
+	el := w.cl.loop.el
+	w.timer = time.AfterFunc(d, func() { _ = el.Execute(context.Background(), w.timeoutRun) })
 }
 
 // serveReady serves the ready keys of the shards in held, until none is
@@ -443,6 +448,7 @@ func (w *waiter) timedOut(context.Context) error {
 		return nil
 	}
 	if w.deadline != 0 && time.Now().UnixMilli() < w.deadline {
+		w.arm() // early (clock granularity): wait for the rest
 		return nil
 	}
 	if !w.state.CompareAndSwap(wWaiting, wCancelled) {

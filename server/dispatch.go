@@ -349,12 +349,12 @@ func (cl *Client) hopDone(context.Context) error {
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
-	cl.retryDeadline = 0
 	if w := h.blocked; w != nil {
 		h.blocked = nil
 		cl.blockedHop(w) // goes on with the input once served
 		return nil
 	}
+	cl.retryDeadline = 0 // a retried blocking command was served
 	if len(cl.qbuf) > 0 {
 		cl.process(true)
 	} else {
