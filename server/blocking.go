@@ -146,6 +146,7 @@ type waitQueue struct {
 type serverBlocking struct {
 	regs    []*blockRegistry // per shard
 	clients atomic.Int64     // blocked clients (INFO blocked_clients)
+	timed   atomic.Int64     // of which with a timeout (clients_in_timeout_table)
 }
 
 // loopBlocking is a loop's blocking state.
@@ -275,6 +276,7 @@ func (cl *Client) startWait(w *waiter) {
 		}
 	}
 	if w.deadline != 0 {
+		cl.srv.blk.timed.Add(1)
 		w.arm()
 	}
 }
@@ -467,6 +469,7 @@ func (cl *Client) finishWait(w *waiter) {
 	w.delivered = true
 	if w.timer != nil {
 		w.timer.Stop()
+		cl.srv.blk.timed.Add(-1)
 	}
 	cl.srv.blk.clients.Add(-1)
 	if cl.closed {
@@ -553,6 +556,7 @@ func (cl *Client) onCloseBlocked() {
 	w.delivered = true
 	if w.timer != nil {
 		w.timer.Stop()
+		cl.srv.blk.timed.Add(-1)
 	}
 	cl.srv.blk.clients.Add(-1)
 }
@@ -588,25 +592,6 @@ func (l *Loop) sweepBlocked(nowMs int64) {
 			}
 		}
 	}
-}
-
-// blockingKeys counts the keys with waiters (INFO total_blocking_keys);
-// every loop is parked.
-func (srv *Server) blockingKeys() int64 {
-	var n int64
-	for _, r := range srv.blk.regs {
-		for _, m := range r.dbs {
-			for _, q := range m {
-				for _, w := range q.ws {
-					if st := w.state.Load(); st == wWaiting || st == wClaimed {
-						n++
-						break
-					}
-				}
-			}
-		}
-	}
-	return n
 }
 
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR] runs with every loop parked, so

@@ -338,7 +338,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("client_recent_max_output_buffer", t.maxOut)
 		w.int("blocked_clients", srv.blk.clients.Load())
 		w.int("tracking_clients", 0)
-		w.int("clients_in_timeout_table", 0)
+		w.int("clients_in_timeout_table", srv.blk.timed.Load())
 	}
 
 	if sel.want("memory") {

@@ -771,7 +771,13 @@ func lmoveGeneric(c *Ctx, argv [][]byte, from, to int, prop [][]byte) bool {
 // Redis's getTimeoutFromObjectOrReply does, and returns the deadline in unix
 // ms (0: wait forever).
 func BlockTimeout(c *Ctx, arg []byte) (int64, bool) {
-	f, err := strconv.ParseFloat(string(arg), 64)
+	var f float64
+	var err error
+	if v, ok := ParseInt(arg); ok {
+		f = float64(v) // the common case, without ParseFloat's string copy
+	} else {
+		f, err = strconv.ParseFloat(string(arg), 64)
+	}
 	if err != nil || math.IsNaN(f) {
 		c.Err(errTimeoutFloat)
 		return 0, false
