@@ -42,15 +42,17 @@ type Client struct {
 	ownBuf []byte
 	out    []byte
 
-	hop          hop
-	hopOut       bool
-	need         uint64 // log position its pending replies wait for (persist.go)
-	waitingNow   bool   // also waits for its home loop's next submission
-	held         bool   // replies written, waiting for the log
-	inFlush      bool   // on the loop's flush list
-	hopRunnable  gnet.Runnable
-	txRunnable   gnet.Runnable
-	doneRunnable gnet.Runnable
+	hop           hop
+	hopOut        bool
+	need          uint64  // log position its pending replies wait for (persist.go)
+	waitingNow    bool    // also waits for its home loop's next submission
+	held          bool    // replies written, waiting for the log
+	inFlush       bool    // on the loop's flush list
+	blocked       *waiter // blocked on a key (blocking.go)
+	retryDeadline int64   // the deadline a retried blocking command keeps
+	hopRunnable   gnet.Runnable
+	txRunnable    gnet.Runnable
+	doneRunnable  gnet.Runnable
 
 	pending  bool // not yet registered (connected before the loops were known)
 	internal bool // a loop-discovery connection
@@ -59,7 +61,7 @@ type Client struct {
 	killed   bool
 }
 
-func (cl *Client) onClose() {}
+func (cl *Client) onClose() { cl.onCloseBlocked() }
 
 // setAuthenticated records whether the client may run commands; until it
 // may, the parser applies Redis's tighter limits for unauthenticated input.
@@ -94,6 +96,9 @@ func (cl *Client) infoLine() string {
 	var fl []byte
 	if cl.closing {
 		fl = append(fl, 'c')
+	}
+	if cl.blocked != nil {
+		fl = append([]byte{'b'}, fl...)
 	}
 	if cl.noEvict {
 		fl = append(fl, 'e')

@@ -414,6 +414,11 @@ func (l *Loop) submit() uint64 {
 		return 0
 	}
 	seq := l.p.prod.Submit()
+	// Blocked clients served since the last submission wait for this batch,
+	// which holds their pops (blocking.go).
+	if len(l.blk.served) > 0 {
+		l.handServed(seq)
+	}
 	for m := l.p.wrote; m != 0; m &= m - 1 {
 		ps.lastSeq[bits.TrailingZeros64(m)] = seq
 	}
@@ -540,7 +545,7 @@ func (l *Loop) releaseHeld() {
 	l.nowValid, l.tickValid = false, false
 	for _, cl := range ready {
 		cl.writeOut()
-		if len(cl.qbuf) > 0 && !cl.closing && !cl.hopOut {
+		if len(cl.qbuf) > 0 && !cl.closing && !cl.hopOut && cl.blocked == nil {
 			cl.process(true)
 		}
 	}

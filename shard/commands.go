@@ -7,6 +7,7 @@ var Commands = concatCommands(
 	keyCommands,
 	bitmapCommands,
 	hllCommands,
+	listCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
