@@ -8,6 +8,7 @@ var Commands = concatCommands(
 	bitmapCommands,
 	hllCommands,
 	listCommands,
+	setCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
