@@ -9,6 +9,7 @@ var Commands = concatCommands(
 	hllCommands,
 	listCommands,
 	setCommands,
+	zsetCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {

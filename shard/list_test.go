@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var allCmdTable = func() map[string]func(*Ctx, [][]byte) {
+var listCmdTable = func() map[string]func(*Ctx, [][]byte) {
 	m := map[string]func(*Ctx, [][]byte){}
 	for _, cmd := range Commands {
 		m[cmd.Name] = cmd.Run
@@ -32,7 +32,7 @@ func ldo(t testing.TB, c *Ctx, args ...string) string {
 		c.Proto, _ = strconv.Atoi(args[1])
 		return ""
 	}
-	run := allCmdTable[strings.ToLower(args[0])]
+	run := listCmdTable[strings.ToLower(args[0])]
 	if run == nil {
 		t.Fatalf("no command %q", args[0])
 	}
@@ -42,10 +42,6 @@ func ldo(t testing.TB, c *Ctx, args ...string) string {
 	}
 	run(c, argv)
 	return string(c.Out)
-}
-
-func arr(items ...string) string {
-	return "*" + strconv.Itoa(len(items)) + "\r\n" + strings.Join(items, "")
 }
 
 func bulks(items ...string) string {
