@@ -10,6 +10,8 @@ var Commands = concatCommands(
 	listCommands,
 	setCommands,
 	zsetCommands,
+	hashCommands,
+	memoryCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
