@@ -373,15 +373,21 @@ func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uin
 	}
 	var kbuf [16]int
 	keys := cmd.keyPositions(argv, kbuf[:0])
-	if len(keys) == 0 {
+	n := len(l.srv.shards)
+	// A call that reads keys it does not declare (SORT's BY/GET patterns)
+	// waits, as a keyless one does, for the last write of each shard it
+	// read; its declared keys are tracked below as usual.
+	if len(keys) == 0 || cmd.extraShards != nil && cmd.extraShards(argv, n) != 0 {
 		for m := mask; m != 0; m &= m - 1 {
 			if s := ps.lastSeq[bits.TrailingZeros64(m)]; s > need {
 				need = s
 			}
 		}
-		return need, now || l.p.prod.Len() > 0
+		now = now || l.p.prod.Len() > 0
+		if len(keys) == 0 {
+			return need, now
+		}
 	}
-	n := len(l.srv.shards)
 	for _, i := range keys {
 		if i >= len(argv) {
 			continue

@@ -128,4 +128,10 @@ type Command struct {
 	Keys func(argv [][]byte, dst []int) []int
 	// Shard picks the shard directly (SCAN: from its cursor); nil: by keys.
 	Shard func(argv [][]byte, nshards int) int
+	// ExtraShards, when set, returns the shards (bit i: shard i of nshards)
+	// this call reads beyond its keys, 0 for none: SORT's BY and GET
+	// patterns name keys built from the sorted values. The dispatcher
+	// takes them with the keys' shards, so the handler may read any key on
+	// them through DBOf.
+	ExtraShards func(argv [][]byte, nshards int) uint64
 }

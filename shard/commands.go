@@ -12,6 +12,7 @@ var Commands = concatCommands(
 	zsetCommands,
 	hashCommands,
 	memoryCommands,
+	sortCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
