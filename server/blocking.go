@@ -1,7 +1,7 @@
 package server
 
-// Blocking commands: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP (and, once
-// sorted sets exist, BZPOPMIN, BZPOPMAX, BZMPOP: see blockingSpecs).
+// Blocking commands: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN,
+// BZPOPMAX, BZMPOP (see blockingSpecs).
 //
 // A blocking command runs like any other: inline, as a hop, or as a
 // cross-shard transaction when its keys live on several shards. Its
@@ -79,18 +79,17 @@ type blockSpec struct {
 	typ uint8
 }
 
-// blockingSpecs lists the blocking commands. Adding one (BZPOPMIN, ...) is
-// a row here plus a handler that honours Ctx.ServeKey and calls Ctx.Block:
-//
-//	"bzpopmin": {typ: shard.TypeZSet},
-//	"bzpopmax": {typ: shard.TypeZSet},
-//	"bzmpop":   {typ: shard.TypeZSet},
+// blockingSpecs lists the blocking commands. Adding one is a row here plus
+// a handler that honours Ctx.ServeKey and calls Ctx.Block.
 var blockingSpecs = map[string]blockSpec{
 	"blpop":      {typ: shard.TypeList},
 	"brpop":      {typ: shard.TypeList},
 	"blmove":     {typ: shard.TypeList},
 	"brpoplpush": {typ: shard.TypeList},
 	"blmpop":     {typ: shard.TypeList},
+	"bzpopmin":   {typ: shard.TypeZSet},
+	"bzpopmax":   {typ: shard.TypeZSet},
+	"bzmpop":     {typ: shard.TypeZSet},
 }
 
 // Waiter states.

@@ -13,6 +13,7 @@ var Commands = concatCommands(
 	hashCommands,
 	memoryCommands,
 	sortCommands,
+	zsetBlockingCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {
