@@ -342,7 +342,7 @@ func (l *Loop) serveQueue(r *blockRegistry, s int, q *waitQueue, held uint64) {
 			kept = append(kept, w)
 			continue
 		}
-		if _, mask := w.cl.placementOf(w.cmd, w.argv, len(srv.shards)); mask&^held != 0 {
+		if w.serveMask(key, len(srv.shards))&^held != 0 {
 			// It needs a shard this loop does not hold: home runs it again.
 			r.regs--
 			w.state.Store(wRetry)
@@ -367,6 +367,29 @@ func (l *Loop) serveQueue(r *blockRegistry, s int, q *waitQueue, held uint64) {
 	if len(q.ws) == 0 {
 		delete(r.dbs[q.db], q.key)
 	}
+}
+
+// serveMask is the set of shards serving w from key needs: key's, and
+// those of the command's keys it does not wait on (BLMOVE's destination).
+func (w *waiter) serveMask(key []byte, n int) uint64 {
+	m := uint64(1) << uint(shard.ShardOf(key, n))
+	var kbuf [16]int
+	for _, i := range w.cmd.keyPositions(w.argv, kbuf[:0]) {
+		if i >= len(w.argv) || w.waitsOn(w.argv[i]) {
+			continue
+		}
+		m |= 1 << uint(shard.ShardOf(w.argv[i], n))
+	}
+	return m
+}
+
+func (w *waiter) waitsOn(k []byte) bool {
+	for _, b := range w.keys {
+		if string(b) == string(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // serveOne runs w's command for key on this loop; false if it blocked again.
