@@ -82,6 +82,7 @@ func (l *Loop) cron() {
 	if l.timeoutCheck.Before(now) {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)
+		l.pubsubCron() // output buffer limits of subscribers (pubsub.go)
 	}
 }
 
@@ -94,7 +95,7 @@ func (l *Loop) closeIdleClients(now time.Time) {
 	}
 	limit := time.Duration(secs) * time.Second
 	for _, cl := range l.clients {
-		if !cl.hopOut && !cl.closing && now.Sub(cl.lastInteraction) > limit {
+		if !cl.hopOut && !cl.closing && !cl.subscribed() && now.Sub(cl.lastInteraction) > limit {
 			l.srv.log.Verbosef("Closing idle client")
 			cl.closing = true
 			cl.flush()

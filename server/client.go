@@ -59,9 +59,15 @@ type Client struct {
 	closing  bool // close once the replies are written
 	closed   bool
 	killed   bool
+
+	ps     *clientSubs // pub/sub subscriptions, nil until the first (pubsub.go)
+	pushed bool        // the command's reply is pushes: CLIENT REPLY OFF keeps them
 }
 
-func (cl *Client) onClose() { cl.onCloseBlocked() }
+func (cl *Client) onClose() {
+	cl.onCloseBlocked()
+	cl.pubsubClose()
+}
 
 // setAuthenticated records whether the client may run commands; until it
 // may, the parser applies Redis's tighter limits for unauthenticated input.
@@ -94,6 +100,9 @@ func (cl *Client) infoLine() string {
 	now := time.Now()
 	flags := "N"
 	var fl []byte
+	if cl.subscribed() {
+		fl = append(fl, 'P')
+	}
 	if cl.closing {
 		fl = append(fl, 'c')
 	}
@@ -117,12 +126,13 @@ func (cl *Client) infoLine() string {
 	if cl.c != nil {
 		fd = cl.c.Fd()
 	}
+	sub, psub, ssub := cl.pubsubInfo()
 	var b strings.Builder
-	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
+	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
 		cl.id, cl.addr(), cl.laddr(), fd, cl.name,
 		int64(now.Sub(cl.created).Seconds()), int64(now.Sub(cl.lastInteraction).Seconds()),
-		flags, cl.db, len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf),
-		cap(cl.out), len(cl.out), cap(cl.ownBuf)+cap(cl.out)+1024, cmd, cl.proto)
+		flags, cl.db, sub, psub, ssub, len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf),
+		cap(cl.out), len(cl.out), cl.outputUsage(), cap(cl.ownBuf)+cap(cl.out)+1024+cl.outputUsage(), cmd, cl.proto)
 	if cl.libName != "" || cl.libVer != "" {
 		fmt.Fprintf(&b, " lib-name=%s lib-ver=%s", cl.libName, cl.libVer)
 	}

@@ -24,6 +24,9 @@ func (c *admConn) LocalAddr() net.Addr  { return c.laddr }
 func (c *admConn) Fd() int              { return -1 }
 func (c *admConn) Close() error         { c.closes++; return nil }
 
+// OutboundBuffered: nothing is ever left unsent (CLIENT LIST omem).
+func (c *admConn) OutboundBuffered() int { return 0 }
+
 // admServer builds a server with n shards and loops but no network.
 func admServer(t testing.TB, n int) *Server {
 	t.Helper()

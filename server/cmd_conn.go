@@ -12,7 +12,7 @@ import (
 // serverCommands is the server command table: commands about the connection
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
-var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands)
+var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands, pubsubCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd
@@ -37,6 +37,17 @@ func cmdPing(x *Exec, argv [][]byte) {
 		x.Err("ERR wrong number of arguments for 'ping' command")
 		return
 	}
+	if x.cl != nil && x.Proto == 2 && x.cl.subscribed() {
+		// Pub/Sub mode in RESP2: ["pong", arg] (pubsub.go)
+		x.Array(2)
+		x.BulkStr("pong")
+		if len(argv) == 2 {
+			x.Bulk(argv[1])
+		} else {
+			x.BulkStr("")
+		}
+		return
+	}
 	if len(argv) == 2 {
 		x.Bulk(argv[1])
 		return
@@ -53,6 +64,7 @@ func cmdQuit(x *Exec, argv [][]byte) {
 
 func cmdReset(x *Exec, argv [][]byte) {
 	cl := x.cl
+	x.pubsubReset() // unsubscribe from everything (pubsub.go)
 	cl.db = 0
 	cl.proto = 2
 	cl.name = ""

@@ -233,6 +233,11 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 			return msg
 		}
 	}
+	if cl.ps != nil {
+		if msg := cl.pubsubCheck(cmd); msg != "" { // subscribed RESP2 client (pubsub.go)
+			return msg
+		}
+	}
 	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
 		return loadingError
 	}

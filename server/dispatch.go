@@ -387,6 +387,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 		sh.SetNow(ms)
 		sh.NoTouch = h.noTch
 		sh.OnExpired = hook
+		sh.OnNotify = l.ps.notifyFn // notifications leave from the running loop (pubsub.go)
 	}
 	persisting := l.srv.persist != nil
 	var need uint64
@@ -410,7 +411,9 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	x.Out = nil
 	x.cl = nil
 	for m := mask; m != 0; m &= m - 1 {
-		l.srv.shards[bits.TrailingZeros64(m)].NoTouch = false
+		i := bits.TrailingZeros64(m)
+		l.srv.shards[i].NoTouch = false
+		l.srv.shards[i].OnNotify = l.srv.loops[i].ps.notifyFn
 	}
 	if l.srv.persist != nil {
 		// Submit before the replies go home (and, for a transaction, before

@@ -224,6 +224,7 @@ func (srv *Server) loadAtStart() error {
 		for i, sh := range fresh {
 			srv.shards[i] = sh // l.x.Shards shares this array
 			srv.loops[i].sh = sh
+			sh.OnNotify = srv.loops[i].ps.notifyFn
 		}
 		// Logged before the first command can run on the data.
 		srv.log.Noticef("DB loaded from append only file: %.3f seconds (%d keys)", took.Seconds(), keys)
@@ -413,8 +414,17 @@ func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uin
 }
 
 // submit hands this loop's pending records to the log and returns the
-// batch's sequence (0 when there was nothing to submit).
+// batch's sequence (0 when there was nothing to submit). The keyspace
+// notifications of those writes are published then (pubsub.go).
 func (l *Loop) submit() uint64 {
+	seq := l.submitLog()
+	if len(l.ps.noteEnts) > 0 {
+		l.flushNotes(seq)
+	}
+	return seq
+}
+
+func (l *Loop) submitLog() uint64 {
 	ps := l.srv.persist
 	if ps == nil || l.p.prod.Len() == 0 {
 		return 0

@@ -74,8 +74,9 @@ type Server struct {
 	shutdownErr  chan error
 	lastSave     atomic.Int64
 
-	memStartup  int64        // used_memory_startup
-	shardBudget atomic.Int64 // each shard's share of maxmemory; 0: no limit
+	memStartup  int64          // used_memory_startup
+	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit
+	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -103,6 +104,7 @@ type Loop struct {
 	tickValid bool
 
 	stats loopStats
+	ps    loopPubsub // inbox and notification queue (pubsub.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
@@ -171,6 +173,7 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.initMemory()
+	srv.initPubsub()
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.

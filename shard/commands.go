@@ -5,13 +5,13 @@ package shard
 var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
+	memoryCommands,
 	bitmapCommands,
 	hllCommands,
 	listCommands,
 	setCommands,
 	zsetCommands,
 	hashCommands,
-	memoryCommands,
 	sortCommands,
 	zsetBlockingCommands,
 )

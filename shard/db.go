@@ -260,6 +260,7 @@ func (db *DB) SetStr(key, val []byte, keepTTL bool) int32 {
 		e.vlen = uint32(len(val))
 		copy(db.sh.Slab.Bytes(e.kv, len(key)+len(val))[len(key):], val)
 		e.enc = strEncoding(val)
+		db.Notify(NotifyNew, "new", key) // Redis's dbAdd; an overwrite is not new
 		return slot
 	}
 	db.replaceStr(slot, val)
@@ -321,7 +322,8 @@ func (db *DB) ResizeStr(slot int32, n int) []byte {
 func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj Object) int32 {
 	h := Hash(key)
 	slot := db.find(key, h)
-	if slot >= 0 {
+	existed := slot >= 0
+	if existed {
 		db.Delete(slot)
 	}
 	slot = db.insert(key, h, typ, 0)
@@ -329,6 +331,9 @@ func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj Object) int32 {
 	e.vlen = db.sh.newObj(obj)
 	e.enc = enc
 	db.memNew(slot)
+	if !existed {
+		db.Notify(NotifyNew, "new", key) // Redis's dbAdd; an overwrite is not new
+	}
 	return slot
 }
 
@@ -431,6 +436,7 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 		dst.SetExpiry(ns, e.exp)
 	}
 	db.unlink(slot, dst.sh != db.sh)
+	dst.Notify(NotifyNew, "new", newKey) // RENAME and MOVE add the key with dbAdd
 	return ns
 }
 
@@ -514,6 +520,7 @@ func (db *DB) Read(key []byte) int32 {
 	slot := db.Lookup(key)
 	if slot < 0 {
 		db.sh.Stats.KeyspaceMisses++
+		db.Notify(NotifyKeyMiss, "keymiss", key)
 		return -1
 	}
 	db.sh.Stats.KeyspaceHits++

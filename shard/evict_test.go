@@ -138,3 +138,28 @@ func BenchmarkSetWithEviction(b *testing.B) {
 		db.SetStr(keys[i&(1<<16-1)], val, false)
 	}
 }
+
+// TestMemoryUsageAddsUpToUsedMemory: MEMORY USAGE of every key sums to what
+// the keys add to the shard's used memory.
+func TestMemoryUsageAddsUpToUsedMemory(t *testing.T) {
+	sh := New(0, 16)
+	db := sh.DBs[0]
+	base := sh.UsedMemory()
+	var slots []int32
+	for i := 0; i < 100; i++ {
+		slots = append(slots, db.SetStr([]byte(fmt.Sprintf("k%d", i)), make([]byte, i*7), false))
+	}
+	slots = append(slots, db.SetObj([]byte("l"), TypeList, EncQuicklist, &ksList{items: []string{"a", "b", "c"}}))
+	var sum int64
+	for _, s := range slots {
+		sum += db.MemUsage(s)
+	}
+	if got := sh.UsedMemory() - base; got != sum {
+		t.Fatalf("MEMORY USAGE sums to %d, used memory grew by %d", sum, got)
+	}
+	c := &Ctx{Shards: []*Shard{sh}, Proto: 2}
+	cmdMemoryUsage(c, [][]byte{[]byte("memory"), []byte("usage"), []byte("k3"), []byte("SAMPLES"), []byte("0")})
+	if want := fmt.Sprintf(":%d\r\n", db.MemUsage(slots[3])); string(c.Out) != want {
+		t.Fatalf("MEMORY USAGE k3 = %q, want %q", c.Out, want)
+	}
+}

@@ -329,7 +329,7 @@ func TestBitAndHLLNotifications(t *testing.T) {
 	c := newStringCtx(2)
 	var got []string
 	for _, s := range c.Shards {
-		s.Cfg.NotifyFlags.Store(^uint32(0))
+		s.Cfg.NotifyFlags.Store(^uint32(NotifyNew | NotifyKeyMiss)) // what "AKE" selects
 		s.OnNotify = func(db int, class int, event string, key []byte) {
 			got = append(got, event+" "+string(key))
 		}

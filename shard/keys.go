@@ -58,8 +58,19 @@ var (
 )
 
 // lookupNoTouch is Redis's lookupKeyReadWithFlags(LOOKUP_NOTOUCH): lazy
-// expiry and hit/miss statistics, but the access time is left alone.
+// expiry, hit/miss statistics and the keymiss event, but the access time is
+// left alone.
 func lookupNoTouch(db *DB, key []byte) int32 {
+	slot := lookupNoNotify(db, key)
+	if slot < 0 {
+		db.Notify(NotifyKeyMiss, "keymiss", key)
+	}
+	return slot
+}
+
+// lookupNoNotify is lookupNoTouch without the keymiss event (OBJECT's
+// LOOKUP_NOTOUCH|LOOKUP_NONOTIFY).
+func lookupNoNotify(db *DB, key []byte) int32 {
 	slot := db.Lookup(key)
 	if slot < 0 {
 		db.sh.Stats.KeyspaceMisses++
@@ -107,7 +118,8 @@ func dbIndexArg(c *Ctx, b []byte) (int, bool) {
 func cmdDel(c *Ctx, argv [][]byte) {
 	n := 0
 	for _, key := range argv[1:] {
-		if c.DBOf(key).DeleteKey(key) {
+		if db := c.DBOf(key); db.DeleteKey(key) {
+			db.Notify(NotifyGeneric, "del", key)
 			n++
 		}
 	}
@@ -188,6 +200,8 @@ func renameGeneric(c *Ctx, argv [][]byte, nx bool) {
 	// MoveTo replaces newkey and carries type, value, encoding, access
 	// time and expiry, across shards too.
 	src.MoveTo(slot, dst, newkey)
+	src.Notify(NotifyGeneric, "rename_from", key)
+	dst.Notify(NotifyGeneric, "rename_to", newkey)
 	c.Dirty(1)
 	if nx {
 		c.Int(1)
@@ -227,9 +241,13 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 		return
 	}
 	dst := c.Shards[ShardOf(newkey, len(c.Shards))].DBs[dbid]
-	if dst.Write(newkey) >= 0 && !replace {
-		c.Int(0)
-		return
+	if old := dst.Write(newkey); old >= 0 {
+		if !replace {
+			c.Int(0)
+			return
+		}
+		// Replaced as Redis does (delete, then add): the key is "new".
+		dst.Delete(old)
 	}
 	exp, typ, enc := src.Expiry(slot), src.Type(slot), src.Encoding(slot)
 	var ns int32
@@ -243,6 +261,7 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 	if exp != 0 {
 		dst.SetExpiry(ns, exp)
 	}
+	dst.Notify(NotifyGeneric, "copy_to", newkey)
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -266,6 +285,8 @@ func cmdMove(c *Ctx, argv [][]byte) {
 		return
 	}
 	src.MoveTo(slot, dst, key)
+	src.Notify(NotifyGeneric, "move_from", key)
+	dst.Notify(NotifyGeneric, "move_to", key)
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -401,6 +422,7 @@ func expireGeneric(c *Ctx, argv [][]byte, name string, base int64, seconds bool)
 		// that follows removes the key.)
 		db.Delete(slot)
 		c.Propagate(argDEL, key)
+		db.Notify(NotifyGeneric, "del", key)
 		c.Int(1)
 		return
 	}
@@ -418,6 +440,7 @@ func expireGeneric(c *Ctx, argv [][]byte, name string, base int64, seconds bool)
 		prop = append(prop, argv[3:]...)
 		c.Propagate(prop...)
 	}
+	db.Notify(NotifyGeneric, "expire", key)
 	c.Int(1)
 }
 
@@ -475,6 +498,7 @@ func cmdPersist(c *Ctx, argv [][]byte) {
 		return
 	}
 	db.SetExpiry(slot, 0)
+	db.Notify(NotifyGeneric, "persist", argv[1])
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -621,14 +645,18 @@ func cmdScan(c *Ctx, argv [][]byte) {
 		}
 		expired := db.Expired(slot)
 		if useTyp {
-			// Redis looks the key up to learn its type (counting a hit or miss).
+			// Redis looks the key up to learn its type (counting a hit or
+			// miss, and firing expired then keymiss for a stale key).
 			if expired {
 				db.sh.Stats.KeyspaceMisses++
-			} else {
-				db.sh.Stats.KeyspaceHits++
-				if !EqualFold(typ, typeName(db.Type(slot))) {
-					continue
-				}
+				key := append([]byte(nil), db.Key(slot)...)
+				db.expireSlot(slot)
+				db.Notify(NotifyKeyMiss, "keymiss", key)
+				continue
+			}
+			db.sh.Stats.KeyspaceHits++
+			if !EqualFold(typ, typeName(db.Type(slot))) {
+				continue
 			}
 		}
 		if expired {
@@ -743,7 +771,7 @@ func cmdFlushall(c *Ctx, argv [][]byte) {
 // replying null when it is missing.
 func objectLookup(c *Ctx, argv [][]byte) (*DB, int32) {
 	db := c.DBOf(argv[2])
-	slot := lookupNoTouch(db, argv[2])
+	slot := lookupNoNotify(db, argv[2])
 	if slot < 0 {
 		c.Null()
 	}

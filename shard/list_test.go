@@ -302,7 +302,7 @@ func TestListDeletedWhenEmptied(t *testing.T) {
 func TestListNotifications(t *testing.T) {
 	c := newStringCtx(1)
 	var events []string
-	c.Shards[0].Cfg.NotifyFlags.Store(^uint32(0))
+	c.Shards[0].Cfg.NotifyFlags.Store(^uint32(NotifyNew | NotifyKeyMiss)) // what "AKE" selects
 	c.Shards[0].OnNotify = func(db, class int, event string, key []byte) {
 		events = append(events, event+":"+string(key))
 	}

@@ -95,7 +95,7 @@ const (
 // the change. The server's hook publishes it; it must not touch the keyspace.
 func (db *DB) Notify(class int, event string, key []byte) {
 	s := db.sh
-	if s.OnNotify != nil && s.Cfg.NotifyFlags.Load()&uint32(class) != 0 {
+	if s.Cfg.NotifyFlags.Load()&uint32(class) != 0 && s.OnNotify != nil && !s.Loading {
 		s.OnNotify(db.ID, class, event, key)
 	}
 }

@@ -796,7 +796,7 @@ func TestSetNotifications(t *testing.T) {
 	c := stCtx(4)
 	var got []string
 	for _, s := range c.Shards {
-		s.Cfg.NotifyFlags.Store(math.MaxUint32)
+		s.Cfg.NotifyFlags.Store(^uint32(NotifyNew | NotifyKeyMiss)) // what "AKE" selects
 		s.OnNotify = func(db, class int, event string, key []byte) {
 			got = append(got, event+" "+string(key))
 		}

@@ -106,6 +106,7 @@ func (s *Shard) onExpired(db *DB, key []byte) {
 	if s.OnExpired != nil {
 		s.OnExpired(db, key)
 	}
+	db.Notify(NotifyExpired, "expired", key)
 }
 
 func (s *Shard) newObj(o Object) uint32 {

@@ -369,7 +369,7 @@ func TestSortStoreNotifiesAndPropagates(t *testing.T) {
 		c := newStringCtx(2)
 		var got []string
 		for _, s := range c.Shards {
-			s.Cfg.NotifyFlags.Store(^uint32(0))
+			s.Cfg.NotifyFlags.Store(^uint32(NotifyNew | NotifyKeyMiss)) // what "AKE" selects
 		}
 		for _, st := range tc.setup {
 			sortDo(t, c, st)

@@ -249,10 +249,13 @@ func setGeneric(c *Ctx, argv [][]byte, flags int, key, val, expire []byte, cmd s
 		// A time already past is stored as it is and expires lazily, as in
 		// Redis 7.0 (later versions delete at once).
 		slot = db.SetStr(key, val, false)
+		db.Notify(NotifyString, "set", key)
 		db.SetExpiry(slot, ms)
 		c.Propagate(wordSET, key, val, wordPXAT, formatInt(ms))
+		db.Notify(NotifyGeneric, "expire", key)
 	default:
 		db.SetStr(key, val, flags&optKeepTTL != 0)
+		db.Notify(NotifyString, "set", key)
 		if get {
 			// Log the command without its GET options.
 			args := make([][]byte, 0, len(argv))
@@ -304,12 +307,15 @@ func cmdGetex(c *Ctx, argv [][]byte) {
 	case flags&(optEXAT|optPXAT) != 0 && alreadyExpired(c, db, ms):
 		db.Delete(slot)
 		c.Propagate(wordDEL, key)
+		db.Notify(NotifyGeneric, "del", key)
 	case expire != nil:
 		db.SetExpiry(slot, ms)
 		c.Propagate(wordPEXPIREAT, key, formatInt(ms))
+		db.Notify(NotifyGeneric, "expire", key)
 	case flags&optPersist != 0 && db.Expiry(slot) != 0:
 		db.SetExpiry(slot, 0)
 		c.Propagate(wordPERSIST, key)
+		db.Notify(NotifyGeneric, "persist", key)
 	}
 }
 
@@ -322,6 +328,7 @@ func cmdGetdel(c *Ctx, argv [][]byte) {
 	}
 	db.Delete(slot)
 	c.Propagate(wordDEL, key)
+	db.Notify(NotifyGeneric, "del", key)
 }
 
 func cmdGetset(c *Ctx, argv [][]byte) {
@@ -331,6 +338,7 @@ func cmdGetset(c *Ctx, argv [][]byte) {
 		return
 	}
 	db.SetStr(key, argv[2], false)
+	db.Notify(NotifyString, "set", key)
 	c.Propagate(wordSET, key, argv[2])
 }
 
@@ -355,6 +363,7 @@ func cmdMset(c *Ctx, argv [][]byte) {
 		db := c.DBOf(argv[j])
 		db.Write(argv[j]) // expire a stale key first, as setKey does
 		db.SetStr(argv[j], argv[j+1], false)
+		db.Notify(NotifyString, "set", argv[j])
 	}
 	c.Dirty(len(argv) / 2)
 	c.OK()
@@ -372,7 +381,9 @@ func cmdMsetnx(c *Ctx, argv [][]byte) {
 		}
 	}
 	for j := 1; j < len(argv); j += 2 {
-		c.DBOf(argv[j]).SetStr(argv[j], argv[j+1], false)
+		db := c.DBOf(argv[j])
+		db.SetStr(argv[j], argv[j+1], false)
+		db.Notify(NotifyString, "set", argv[j])
 	}
 	c.Dirty(len(argv) / 2)
 	c.Int(1)
@@ -427,6 +438,7 @@ func incrDecr(c *Ctx, key []byte, incr int64) {
 	v += incr
 	var buf [20]byte
 	db.SetStr(key, strconv.AppendInt(buf[:0], v, 10), true)
+	db.Notify(NotifyString, "incrby", key)
 	c.Dirty(1)
 	c.Int(v)
 }
@@ -468,6 +480,7 @@ func cmdIncrbyfloat(c *Ctx, argv [][]byte) {
 	} else {
 		db.SetEncoding(slot, EncRaw)
 	}
+	db.Notify(NotifyString, "incrbyfloat", key)
 	c.Bulk(text)
 	// Logged as a SET of the result, so replicas and AOF replays cannot
 	// diverge on float precision or formatting.
@@ -504,6 +517,7 @@ func cmdAppend(c *Ctx, argv [][]byte) {
 		total = old + len(add)
 		copy(db.ResizeStr(slot, total)[old:], add)
 	}
+	db.Notify(NotifyString, "append", key)
 	c.Dirty(1)
 	c.Int(int64(total))
 }
@@ -559,6 +573,7 @@ func cmdSetrange(c *Ctx, argv [][]byte) {
 	}
 	n := max(len(db.Str(slot)), int(offset)+len(val))
 	copy(db.ResizeStr(slot, n)[offset:], val)
+	db.Notify(NotifyString, "setrange", key)
 	c.Dirty(1)
 	c.Int(int64(n))
 }

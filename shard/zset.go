@@ -322,10 +322,58 @@ func (r *lexRange) lteMax(m []byte) bool {
 	return cmpLex(m, r.max, r.maxInf) <= 0
 }
 
-func (r *lexRange) bounds(z *zset) (int, int) {
-	lo := z.search(func(_ float64, m []byte) bool { return r.gteMin(m) })
-	hi := z.search(func(_ float64, m []byte) bool { return !r.lteMax(m) })
-	return lo, max(lo, hi)
+// bounds returns the ranks [lo, hi) of the elements in range, walking
+// down from the top when rev. Lex ranges assume equal scores; when they
+// differ the result is unspecified, but deterministic for a listpack in
+// Redis (a linear scan from the end it starts at), so that form scans the
+// same way. The skiplist form searches, as Redis's skiplist does.
+func (r *lexRange) bounds(z *zset, rev bool) (int, int) {
+	if z.sl != nil {
+		lo := z.search(func(_ float64, m []byte) bool { return r.gteMin(m) })
+		hi := z.search(func(_ float64, m []byte) bool { return !r.lteMax(m) })
+		return lo, max(lo, hi)
+	}
+	n := len(z.scores)
+	if n == 0 || r.empty() || !r.gteMin(z.lpMember(n-1)) || !r.lteMax(z.lpMember(0)) {
+		return 0, 0
+	}
+	if !rev {
+		i := 0
+		for i < n && !r.gteMin(z.lpMember(i)) {
+			i++
+		}
+		j := i
+		for j < n && r.lteMax(z.lpMember(j)) {
+			j++
+		}
+		return i, j
+	}
+	j := n - 1
+	for j >= 0 && !r.lteMax(z.lpMember(j)) {
+		j--
+	}
+	k := j
+	for k >= 0 && r.gteMin(z.lpMember(k)) {
+		k--
+	}
+	return k + 1, j + 1
+}
+
+// empty reports a range that holds nothing whatever the set (min above
+// max, or equal and exclusive), as zzlIsInLexRange tests it first.
+func (r *lexRange) empty() bool {
+	var cmp int
+	switch {
+	case r.minInf != 0 && r.minInf == r.maxInf:
+		cmp = 0
+	case r.minInf == -1 || r.maxInf == 1:
+		cmp = -1
+	case r.minInf == 1 || r.maxInf == -1:
+		cmp = 1
+	default:
+		cmp = bytes.Compare(r.min, r.max)
+	}
+	return cmp > 0 || cmp == 0 && (r.minex || r.maxex)
 }
 
 // ZADD / ZINCRBY
@@ -603,7 +651,7 @@ func zremrangeGeneric(c *Ctx, argv [][]byte, kind int) {
 	case zrangeScore:
 		lo, hi = sr.bounds(z)
 	case zrangeLex:
-		lo, hi = lr.bounds(z)
+		lo, hi = lr.bounds(z, false)
 	}
 	deleted := hi - lo
 	if deleted > 0 {
@@ -724,7 +772,7 @@ func cmdZlexcount(c *Ctx, argv [][]byte) {
 		c.Int(0)
 		return
 	}
-	lo, hi := r.bounds(z)
+	lo, hi := r.bounds(z, false)
 	c.Int(int64(hi - lo))
 }
 
@@ -860,12 +908,21 @@ func zrangeGeneric(c *Ctx, argv [][]byte, argStart int, store bool, kind, dir in
 					first = size - 1 - int(start)
 				}
 			}
+		case zrangeLex:
+			if z.sl == nil {
+				// As Redis walks a listpack: skip offset elements
+				// unchecked, then go on while the far bound holds (this
+				// matters only when scores differ).
+				first, n = lexWalk(z, &lr, rev, offset, limit)
+				break
+			}
+			fallthrough
 		default:
 			var lo, hi int
 			if kind == zrangeScore {
 				lo, hi = sr.bounds(z)
 			} else {
-				lo, hi = lr.bounds(z)
+				lo, hi = lr.bounds(z, rev)
 			}
 			if offset >= 0 && offset < int64(hi-lo) {
 				n = hi - lo - int(offset)
@@ -907,6 +964,28 @@ func zrangeGeneric(c *Ctx, argv [][]byte, argStart int, store bool, kind, dir in
 			zReplyScore(c, s)
 		}
 	}
+}
+
+// lexWalk returns the first rank and the count of a BYLEX range with
+// offset and limit over the listpack form, walking as Redis does.
+func lexWalk(z *zset, r *lexRange, rev bool, offset, limit int64) (first, n int) {
+	lo, hi := r.bounds(z, rev)
+	size := int64(z.Len())
+	if lo >= hi || offset < 0 || offset >= size {
+		return 0, 0
+	}
+	if !rev {
+		p := int64(lo) + offset
+		for p+int64(n) < size && (limit < 0 || int64(n) < limit) && r.lteMax(z.lpMember(int(p)+n)) {
+			n++
+		}
+		return int(p), n
+	}
+	p := int64(hi-1) - offset
+	for p-int64(n) >= 0 && (limit < 0 || int64(n) < limit) && r.gteMin(z.lpMember(int(p)-n)) {
+		n++
+	}
+	return int(p), n
 }
 
 // zrangeStore stores n elements of z from rank first (down when rev) at
@@ -952,55 +1031,11 @@ const (
 	aggrMax
 )
 
-// MemberSet is what the sorted set operations need of a plain set given as
-// an input (each member scores 1). The set type implements it; any other
-// Object is read through its Dump (SADD commands).
-type MemberSet interface {
-	Len() int
-	Contains(member []byte) bool
-	Each(fn func(member []byte) bool)
-}
-
-// dumpedSet is a MemberSet read from a set's Dump.
-type dumpedSet struct {
-	members [][]byte
-	index   map[string]struct{}
-}
-
-func (d *dumpedSet) Len() int { return len(d.members) }
-func (d *dumpedSet) Contains(m []byte) bool {
-	_, ok := d.index[string(m)]
-	return ok
-}
-func (d *dumpedSet) Each(fn func([]byte) bool) {
-	for _, m := range d.members {
-		if !fn(m) {
-			return
-		}
-	}
-}
-
-func memberSetOf(o Object, key []byte) MemberSet {
-	if ms, ok := o.(MemberSet); ok {
-		return ms
-	}
-	d := &dumpedSet{index: map[string]struct{}{}}
-	for _, cmd := range o.Dump(key) {
-		for _, m := range cmd[2:] {
-			if _, dup := d.index[string(m)]; !dup {
-				d.index[string(m)] = struct{}{}
-				d.members = append(d.members, m)
-			}
-		}
-	}
-	return d
-}
-
 // zsetSource is one input of a set operation: a sorted set, a plain set,
 // or nothing (a missing key).
 type zsetSource struct {
 	z      *zset
-	set    MemberSet
+	set    *setObj
 	obj    Object // identity, to spot a key given twice
 	weight float64
 }
@@ -1010,7 +1045,7 @@ func (s *zsetSource) size() int {
 	case s.z != nil:
 		return s.z.Len()
 	case s.set != nil:
-		return s.set.Len()
+		return s.set.len()
 	}
 	return 0
 }
@@ -1029,7 +1064,13 @@ func (s *zsetSource) each(fn func(m []byte, score float64) bool) {
 			}
 		}
 	case s.set != nil:
-		s.set.Each(func(m []byte) bool { return fn(m, 1) })
+		// Members may stay in the result: an intset's are formatted into
+		// bytes of their own (buf nil).
+		for i, n := 0, s.set.len(); i < n; i++ {
+			if !fn(s.set.elem(i, nil), 1) {
+				return
+			}
+		}
 	}
 }
 
@@ -1038,7 +1079,7 @@ func (s *zsetSource) find(m []byte) (float64, bool) {
 	case s.z != nil:
 		return s.z.find(m)
 	case s.set != nil:
-		return 1, s.set.Contains(m)
+		return 1, s.set.has(m)
 	}
 	return 0, false
 }
@@ -1096,8 +1137,8 @@ func zsetOpGeneric(c *Ctx, argv [][]byte, dst []byte, numkeysIdx int, op int, ca
 				src[i].z = db.Obj(slot).(*zset)
 				src[i].obj = src[i].z
 			case TypeSet:
-				src[i].obj = db.Obj(slot)
-				src[i].set = memberSetOf(src[i].obj, key)
+				src[i].set = db.Obj(slot).(*setObj)
+				src[i].obj = src[i].set
 			default:
 				c.Err(ErrWrongType)
 				return
@@ -1671,7 +1712,7 @@ func cmdZscan(c *Ctx, argv [][]byte) {
 			c.Bulk(appendD2string(buf[:0], z.scores[t]))
 		} else {
 			c.Bulk(z.sl.mem(t))
-			c.Bulk(appendScore(buf[:0], z.sl.el[t].score))
+			c.Bulk(appendScore(buf[:0], z.sl.e(t).score))
 		}
 	}
 }

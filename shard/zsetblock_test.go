@@ -134,7 +134,7 @@ func TestBzpopServeKeyPopsOnlyThatKey(t *testing.T) {
 func TestBzpopNotifications(t *testing.T) {
 	c := newStringCtx(1)
 	s := c.Shards[0]
-	s.Cfg.NotifyFlags.Store(^uint32(0))
+	s.Cfg.NotifyFlags.Store(^uint32(NotifyNew | NotifyKeyMiss)) // what "AKE" selects
 	ldo(t, c, "ZADD z 1 a 2 b")
 	var got []string
 	s.OnNotify = func(db, class int, event string, key []byte) { got = append(got, event+":"+string(key)) }

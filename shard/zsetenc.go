@@ -3,7 +3,6 @@ package shard
 import (
 	"bytes"
 	"math"
-	"math/rand/v2"
 	"sort"
 	"strconv"
 )
@@ -22,9 +21,11 @@ import (
 //     freshly built STORE result picks its form by size). An order-statistic
 //     treap over an element array, linked by int32 indices, with subtree
 //     sizes for O(log n) rank and range, plus a chained hash table of the
-//     same elements for member lookup and ZSCAN. Members live in one byte
-//     arena. The whole structure holds four pointers, whatever its size, so
-//     the garbage collector never walks it.
+//     same elements for member lookup and ZSCAN. Elements live in chunks of
+//     256, members' bytes in an arena of chunks up to 64 KB: a million
+//     members hold about 1300 pointers, so the garbage collector has next to
+//     nothing to walk, and growing never copies what is there (no garbage
+//     per insert, no transient doubling).
 type zset struct {
 	// listpack form, used while sl is nil
 	scores []float64
@@ -34,41 +35,104 @@ type zset struct {
 	sl *zskip
 }
 
-// zel is one element of the skiplist form.
+// zel is one element of the skiplist form (40 bytes); chunks of 256 of
+// them (10 KB) hold the elements.
 type zel struct {
 	score       float64
-	off, mlen   uint32 // member bytes in zskip.data
-	hash        uint32 // low bits of the member's hash
+	chunk, off  uint32 // member bytes: zskip.chunks[chunk][off:off+mlen]
+	mlen        uint32
+	hash        uint32 // low bits of the member's hash; also its treap priority
 	hnext       int32  // next in the hash chain; next free element when free
 	left, right int32  // treap children, -1 for none
 	size        int32  // elements in this subtree; 0 marks a free element
-	prio        uint32 // treap heap priority
 }
 
 // zskip is the skiplist form (a treap, really; the name is Redis's).
 type zskip struct {
-	el      []zel
-	free    int32 // head of the free-element list
-	root    int32
-	data    []byte // member bytes of live (and dead, until compaction) elements
-	dead    int    // bytes of data no live element uses
+	el   []*[zelChunk]zel // element t is el[t>>zelChunkBits][t&(zelChunk-1)]
+	nel  int32            // element slots handed out
+	free int32            // head of the free-element list
+	root int32
+
+	// The member arena: chunks never move; small members are appended to
+	// chunks[cur], longer ones get a chunk of their own.
+	chunks   [][]byte
+	cur      int
+	live     int // bytes of live members
+	dead     int // bytes no live member uses (removed members, chunk tails)
+	arenaCap int // bytes allocated for chunks
+
 	buckets []int32
 	n       int
 }
 
-const zsetMinBuckets = 4
+const (
+	zsetMinBuckets = 4
+	zelChunkBits   = 8
+	zelChunk       = 1 << zelChunkBits
+	zArenaMin      = 256
+	zArenaMax      = 64 << 10 // largest shared chunk
+	zArenaOwn      = 16 << 10 // members longer than this get a chunk of their own
+)
 
 func newZskip(hint int) *zskip {
 	nb := zsetMinBuckets
 	for nb < hint {
 		nb <<= 1
 	}
-	s := &zskip{free: -1, root: -1, buckets: make([]int32, nb)}
+	s := &zskip{free: -1, root: -1, cur: -1, buckets: make([]int32, nb)}
 	for i := range s.buckets {
 		s.buckets[i] = -1
 	}
-	s.el = make([]zel, 0, hint)
 	return s
+}
+
+// e returns element t.
+func (s *zskip) e(t int32) *zel { return &s.el[t>>zelChunkBits][t&(zelChunk-1)] }
+
+// newElem hands out an element slot: a freed one, or the next one.
+func (s *zskip) newElem() int32 {
+	if t := s.free; t >= 0 {
+		s.free = s.e(t).hnext
+		return t
+	}
+	t := s.nel
+	if int(t>>zelChunkBits) == len(s.el) {
+		s.el = append(s.el, new([zelChunk]zel))
+	}
+	s.nel++
+	return t
+}
+
+// store copies a member into the arena and returns where it is.
+func (s *zskip) store(m []byte) (chunk, off uint32) {
+	n := len(m)
+	if n == 0 {
+		return 0, 0
+	}
+	if n > zArenaOwn {
+		s.chunks = append(s.chunks, bytes.Clone(m))
+		s.arenaCap += n
+		return uint32(len(s.chunks) - 1), 0
+	}
+	if s.cur < 0 || len(s.chunks[s.cur])+n > cap(s.chunks[s.cur]) {
+		size := zArenaMin
+		if s.cur >= 0 {
+			old := s.chunks[s.cur]
+			s.dead += cap(old) - len(old)
+			size = min(2*cap(old), zArenaMax)
+		}
+		for size < n {
+			size *= 2
+		}
+		s.chunks = append(s.chunks, make([]byte, 0, size))
+		s.cur = len(s.chunks) - 1
+		s.arenaCap += size
+	}
+	c := &s.chunks[s.cur]
+	off = uint32(len(*c))
+	*c = append(*c, m...)
+	return uint32(s.cur), off
 }
 
 // Len is the number of members.
@@ -99,7 +163,7 @@ func (z *zset) lpMember(i int) []byte {
 func (z *zset) at(i int) ([]byte, float64) {
 	if z.sl != nil {
 		e := z.sl.byRank(i)
-		return z.sl.mem(e), z.sl.el[e].score
+		return z.sl.mem(e), z.sl.e(e).score
 	}
 	return z.lpMember(i), z.scores[i]
 }
@@ -108,7 +172,7 @@ func (z *zset) at(i int) ([]byte, float64) {
 func (z *zset) find(m []byte) (float64, bool) {
 	if z.sl != nil {
 		if e := z.sl.find(m); e >= 0 {
-			return z.sl.el[e].score, true
+			return z.sl.e(e).score, true
 		}
 		return 0, false
 	}
@@ -136,7 +200,7 @@ func (z *zset) rank(m []byte) (int, bool) {
 		if e < 0 {
 			return 0, false
 		}
-		return z.sl.countLess(z.sl.el[e].score, z.sl.mem(e)), true
+		return z.sl.countLess(z.sl.e(e).score, z.sl.mem(e)), true
 	}
 	i := z.lpFind(m)
 	return i, i >= 0
@@ -149,7 +213,7 @@ func (z *zset) search(pred func(score float64, m []byte) bool) int {
 		s := z.sl
 		r := 0
 		for t := s.root; t >= 0; {
-			e := &s.el[t]
+			e := s.e(t)
 			if pred(e.score, s.mem(t)) {
 				t = e.left
 			} else {
@@ -345,7 +409,7 @@ func (z *zset) iter(i int, rev bool) zIter {
 	}
 	s := z.sl
 	for t := s.root; t >= 0; {
-		e := &s.el[t]
+		e := s.e(t)
 		ls := s.sz(e.left)
 		switch {
 		case i < ls:
@@ -383,15 +447,15 @@ func (it *zIter) next() ([]byte, float64) {
 	s := z.sl
 	c := it.pop()
 	if it.rev {
-		for t := s.el[c].left; t >= 0; t = s.el[t].right {
+		for t := s.e(c).left; t >= 0; t = s.e(t).right {
 			it.push(t)
 		}
 	} else {
-		for t := s.el[c].right; t >= 0; t = s.el[t].left {
+		for t := s.e(c).right; t >= 0; t = s.e(t).left {
 			it.push(t)
 		}
 	}
-	return s.mem(c), s.el[c].score
+	return s.mem(c), s.e(c).score
 }
 
 // Object interface.
@@ -406,8 +470,17 @@ func (z *zset) Copy() Object {
 		return n
 	}
 	s := *z.sl
-	s.el = append([]zel(nil), z.sl.el...)
-	s.data = append([]byte(nil), z.sl.data...)
+	s.el = make([]*[zelChunk]zel, len(z.sl.el))
+	for i, c := range z.sl.el {
+		cc := *c
+		s.el[i] = &cc
+	}
+	s.chunks = make([][]byte, len(z.sl.chunks))
+	for i, c := range z.sl.chunks {
+		if c != nil {
+			s.chunks[i] = append(make([]byte, 0, cap(c)), c...)
+		}
+	}
 	s.buckets = append([]int32(nil), z.sl.buckets...)
 	n.sl = &s
 	return n
@@ -427,15 +500,19 @@ func (z *zset) Dump(key []byte) [][][]byte {
 	}
 	var cmds [][][]byte
 	var cur [][]byte
+	var text []byte // the scores of cur, back to back
 	it := z.iter(0, false)
 	for i := 0; i < n; i++ {
 		if cur == nil {
 			k := min(n-i, zsetItemsPerCmd)
 			cur = make([][]byte, 0, 2+2*k)
 			cur = append(cur, wordZADD, key)
+			text = make([]byte, 0, 24*k) // "%.17g" takes at most 24 bytes
 		}
 		m, s := it.next()
-		cur = append(cur, appendScore(nil, s), m)
+		start := len(text)
+		text = appendScore(text, s)
+		cur = append(cur, text[start:len(text):len(text)], m)
 		if len(cur) == cap(cur) {
 			cmds = append(cmds, cur)
 			cur = nil
@@ -450,7 +527,7 @@ func (z *zset) Mem() int {
 		return 64 + 12*len(z.scores) + len(z.data)
 	}
 	s := z.sl
-	return 96 + 40*len(s.el) + len(s.data) + 4*len(s.buckets)
+	return 128 + (40*zelChunk+8)*len(s.el) + s.arenaCap + 24*len(s.chunks) + 4*len(s.buckets)
 }
 
 // appendScore appends a score as Redis's "%.17g" prints it ("inf", "-inf").
@@ -488,22 +565,25 @@ func (s *zskip) sz(t int32) int {
 	if t < 0 {
 		return 0
 	}
-	return int(s.el[t].size)
+	return int(s.e(t).size)
 }
 
 func (s *zskip) fix(t int32) {
-	e := &s.el[t]
+	e := s.e(t)
 	e.size = int32(1 + s.sz(e.left) + s.sz(e.right))
 }
 
 func (s *zskip) mem(t int32) []byte {
-	e := &s.el[t]
-	return s.data[e.off : e.off+e.mlen : e.off+e.mlen]
+	e := s.e(t)
+	if e.mlen == 0 {
+		return nil
+	}
+	return s.chunks[e.chunk][e.off : e.off+e.mlen : e.off+e.mlen]
 }
 
 // less reports whether element t sorts before (score, m).
 func (s *zskip) less(t int32, score float64, m []byte) bool {
-	e := &s.el[t]
+	e := s.e(t)
 	if e.score != score {
 		return e.score < score
 	}
@@ -512,8 +592,8 @@ func (s *zskip) less(t int32, score float64, m []byte) bool {
 
 func (s *zskip) find(m []byte) int32 {
 	h := uint32(Hash(m))
-	for t := s.buckets[h&uint32(len(s.buckets)-1)]; t >= 0; t = s.el[t].hnext {
-		if e := &s.el[t]; e.hash == h && int(e.mlen) == len(m) && string(s.mem(t)) == string(m) {
+	for t := s.buckets[h&uint32(len(s.buckets)-1)]; t >= 0; t = s.e(t).hnext {
+		if e := s.e(t); e.hash == h && int(e.mlen) == len(m) && string(s.mem(t)) == string(m) {
 			return t
 		}
 	}
@@ -526,13 +606,13 @@ func (s *zskip) split(t int32, score float64, m []byte) (int32, int32) {
 		return -1, -1
 	}
 	if s.less(t, score, m) {
-		a, b := s.split(s.el[t].right, score, m)
-		s.el[t].right = a
+		a, b := s.split(s.e(t).right, score, m)
+		s.e(t).right = a
 		s.fix(t)
 		return t, b
 	}
-	a, b := s.split(s.el[t].left, score, m)
-	s.el[t].left = b
+	a, b := s.split(s.e(t).left, score, m)
+	s.e(t).left = b
 	s.fix(t)
 	return a, t
 }
@@ -542,15 +622,15 @@ func (s *zskip) splitRank(t int32, k int) (int32, int32) {
 	if t < 0 {
 		return -1, -1
 	}
-	ls := s.sz(s.el[t].left)
+	ls := s.sz(s.e(t).left)
 	if k <= ls {
-		a, b := s.splitRank(s.el[t].left, k)
-		s.el[t].left = b
+		a, b := s.splitRank(s.e(t).left, k)
+		s.e(t).left = b
 		s.fix(t)
 		return a, t
 	}
-	a, b := s.splitRank(s.el[t].right, k-ls-1)
-	s.el[t].right = a
+	a, b := s.splitRank(s.e(t).right, k-ls-1)
+	s.e(t).right = a
 	s.fix(t)
 	return t, b
 }
@@ -563,12 +643,12 @@ func (s *zskip) merge(a, b int32) int32 {
 	if b < 0 {
 		return a
 	}
-	if s.el[a].prio > s.el[b].prio {
-		s.el[a].right = s.merge(s.el[a].right, b)
+	if s.e(a).hash > s.e(b).hash {
+		s.e(a).right = s.merge(s.e(a).right, b)
 		s.fix(a)
 		return a
 	}
-	s.el[b].left = s.merge(a, s.el[b].left)
+	s.e(b).left = s.merge(a, s.e(b).left)
 	s.fix(b)
 	return b
 }
@@ -576,7 +656,7 @@ func (s *zskip) merge(a, b int32) int32 {
 func (s *zskip) countLess(score float64, m []byte) int {
 	r := 0
 	for t := s.root; t >= 0; {
-		e := &s.el[t]
+		e := s.e(t)
 		if s.less(t, score, m) {
 			r += s.sz(e.left) + 1
 			t = e.right
@@ -590,7 +670,7 @@ func (s *zskip) countLess(score float64, m []byte) int {
 func (s *zskip) byRank(r int) int32 {
 	t := s.root
 	for t >= 0 {
-		e := &s.el[t]
+		e := s.e(t)
 		ls := s.sz(e.left)
 		switch {
 		case r < ls:
@@ -606,24 +686,17 @@ func (s *zskip) byRank(r int) int32 {
 }
 
 func (s *zskip) insert(m []byte, score float64) {
-	var t int32
-	if s.free >= 0 {
-		t = s.free
-		s.free = s.el[t].hnext
-	} else {
-		s.el = append(s.el, zel{})
-		t = int32(len(s.el) - 1)
-	}
-	off := len(s.data)
-	s.data = append(s.data, m...)
+	t := s.newElem()
+	chunk, off := s.store(m)
+	s.live += len(m)
 	h := uint32(Hash(m))
-	s.el[t] = zel{score: score, off: uint32(off), mlen: uint32(len(m)), hash: h, left: -1, right: -1, size: 1, prio: rand.Uint32()}
+	*s.e(t) = zel{score: score, chunk: chunk, off: off, mlen: uint32(len(m)), hash: h, left: -1, right: -1, size: 1}
 	s.n++
 	if s.n > len(s.buckets) {
 		s.rehash(len(s.buckets) * 2)
 	}
 	b := h & uint32(len(s.buckets)-1)
-	s.el[t].hnext = s.buckets[b]
+	s.e(t).hnext = s.buckets[b]
 	s.buckets[b] = t
 	l, r := s.split(s.root, score, m)
 	s.root = s.merge(s.merge(l, t), r)
@@ -631,35 +704,42 @@ func (s *zskip) insert(m []byte, score float64) {
 
 // unlinkTree takes element t out of the treap.
 func (s *zskip) unlinkTree(t int32) {
-	l, r := s.split(s.root, s.el[t].score, s.mem(t))
+	l, r := s.split(s.root, s.e(t).score, s.mem(t))
 	_, r = s.splitRank(r, 1)
 	s.root = s.merge(l, r)
-	s.el[t].left, s.el[t].right, s.el[t].size = -1, -1, 1
+	s.e(t).left, s.e(t).right, s.e(t).size = -1, -1, 1
 }
 
 func (s *zskip) setScore(t int32, score float64) {
 	s.unlinkTree(t)
-	s.el[t].score = score
+	s.e(t).score = score
 	l, r := s.split(s.root, score, s.mem(t))
 	s.root = s.merge(s.merge(l, t), r)
 }
 
 // unhash takes element t out of the hash table and frees it.
 func (s *zskip) unhash(t int32) {
-	e := &s.el[t]
+	e := s.e(t)
 	p := &s.buckets[e.hash&uint32(len(s.buckets)-1)]
 	for *p != t {
-		p = &s.el[*p].hnext
+		p = &s.e(*p).hnext
 	}
 	*p = e.hnext
-	s.dead += int(e.mlen)
+	s.live -= int(e.mlen)
+	if e.mlen > zArenaOwn {
+		s.chunks[e.chunk] = nil // its own chunk: give it back now
+		s.arenaCap -= int(e.mlen)
+		s.dead += 24
+	} else {
+		s.dead += int(e.mlen)
+	}
 	*e = zel{hnext: s.free, left: -1, right: -1}
 	s.free = t
 	s.n--
 }
 
 func (s *zskip) remove(t int32) {
-	s.detachRank(s.countLess(s.el[t].score, s.mem(t)))
+	s.detachRank(s.countLess(s.e(t).score, s.mem(t)))
 	s.unhash(t)
 	s.tidy()
 }
@@ -670,7 +750,7 @@ func (s *zskip) detachRank(r int) int32 {
 	p := &s.root
 	for {
 		t := *p
-		e := &s.el[t]
+		e := s.e(t)
 		ls := s.sz(e.left)
 		if r == ls {
 			*p = s.merge(e.left, e.right)
@@ -708,7 +788,7 @@ func (s *zskip) freeTree(t int32) {
 	if t < 0 {
 		return
 	}
-	l, r := s.el[t].left, s.el[t].right
+	l, r := s.e(t).left, s.e(t).right
 	s.unhash(t)
 	s.freeTree(l)
 	s.freeTree(r)
@@ -724,19 +804,34 @@ func (s *zskip) tidy() {
 		}
 		s.rehash(nb)
 	}
-	if s.dead > 4096 && s.dead > len(s.data)/2 {
-		data := make([]byte, 0, len(s.data)-s.dead)
-		for t := range s.el {
-			if e := &s.el[t]; e.size > 0 {
-				off := len(data)
-				data = append(data, s.data[e.off:e.off+e.mlen]...)
-				e.off = uint32(off)
-			}
-		}
-		s.data, s.dead = data, 0
-	}
 	if s.n == 0 {
-		s.el, s.free, s.data, s.dead = s.el[:0], -1, s.data[:0], 0
+		s.el, s.nel, s.free = s.el[:min(len(s.el), 1)], 0, -1
+		s.chunks, s.cur, s.live, s.dead, s.arenaCap = nil, -1, 0, 0, 0
+		return
+	}
+	if s.dead > 4096 && s.dead > s.live {
+		s.compact()
+	}
+}
+
+// compact copies the live members into a fresh arena.
+func (s *zskip) compact() {
+	old := s.chunks
+	s.chunks, s.cur, s.dead, s.arenaCap = nil, -1, 0, 0
+	for t := int32(0); t < s.nel; t++ {
+		{
+			e := s.e(t)
+			if e.size == 0 || e.mlen == 0 {
+				continue
+			}
+			if e.mlen > zArenaOwn {
+				s.chunks = append(s.chunks, old[e.chunk])
+				s.arenaCap += int(e.mlen)
+				e.chunk = uint32(len(s.chunks) - 1)
+				continue
+			}
+			e.chunk, e.off = s.store(old[e.chunk][e.off : e.off+e.mlen])
+		}
 	}
 }
 
@@ -749,7 +844,7 @@ func (s *zskip) rehash(nb int) {
 	mask := uint32(nb - 1)
 	for _, head := range s.buckets {
 		for t := head; t >= 0; {
-			e := &s.el[t]
+			e := s.e(t)
 			next := e.hnext
 			e.hnext = b[e.hash&mask]
 			b[e.hash&mask] = t
@@ -765,7 +860,7 @@ func (s *zskip) rehash(nb int) {
 // calls. It returns the next cursor (0 when done).
 func (s *zskip) scan(v uint64, fn func(t int32)) uint64 {
 	m := uint64(len(s.buckets) - 1)
-	for t := s.buckets[v&m]; t >= 0; t = s.el[t].hnext {
+	for t := s.buckets[v&m]; t >= 0; t = s.e(t).hnext {
 		fn(t)
 	}
 	v |= ^m
