@@ -435,3 +435,41 @@ func TestSortLargeValuesMatchAModel(t *testing.T) {
 		t.Errorf("set alpha: got %q", got)
 	}
 }
+
+// TestSortRandomArgumentsNeverPanic runs random SORT argument lists over
+// every kind of value (empty, small, big, each type) and checks that each
+// gets one well-formed reply.
+func TestSortRandomArgumentsNeverPanic(t *testing.T) {
+	c := newStringCtx(2)
+	sortDo(t, c, "RPUSH l 3 1 2")
+	sortDo(t, c, "ZADD z 1 a 2 b 3 c")
+	sortDo(t, c, "SADD s 5 4 x")
+	sortDo(t, c, "SADD i 5 4 6")
+	sortDo(t, c, "SET w_1 2")
+	sortDo(t, c, "HSET h_a f 1")
+	words := []string{"BY", "nosort", "w_*", "h_*->f", "#", "*", "->", "LIMIT", "0", "-1", "2",
+		"9223372036854775807", "-9223372036854775808", "GET", "ASC", "DESC", "ALPHA", "STORE", "d", "l"}
+	keys := []string{"l", "z", "s", "i", "none", "w_1"}
+	r := uint64(1)
+	next := func(n int) int {
+		r = r*6364136223846793005 + 1442695040888963407
+		return int(r>>33) % n
+	}
+	for i := 0; i < 5000; i++ {
+		args := []string{"SORT", keys[next(len(keys))]}
+		if next(2) == 0 {
+			args[0] = "SORT_RO"
+		}
+		for n := next(7); n > 0; n-- {
+			args = append(args, words[next(len(words))])
+		}
+		got := sortDo(t, c, args...)
+		if got == "" || !strings.HasSuffix(got, "\r\n") || !strings.ContainsAny(got[:1], "*:-") {
+			t.Fatalf("%q: reply %q", args, got)
+		}
+		if args[1] == "l" && strings.Contains(strings.Join(args, " "), "STORE l") {
+			sortDo(t, c, "DEL l")
+			sortDo(t, c, "RPUSH l 3 1 2")
+		}
+	}
+}
