@@ -77,12 +77,15 @@ func (l *Loop) cron() {
 		}
 		// 25% of a cron period at the default effort, like Redis.
 		budget := time.Second / time.Duration(hz) / 4
+		t0 := time.Now()
 		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
+		l.srv.addLatency("expire-cycle", time.Since(t0)) // latency.go
 	}
 	if l.timeoutCheck.Before(now) {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)
-		l.pubsubCron() // output buffer limits of subscribers (pubsub.go)
+		l.pubsubCron()       // output buffer limits of subscribers (pubsub.go)
+		l.cronOutputLimits() // soft output buffer limits of the others (obuf.go)
 	}
 }
 

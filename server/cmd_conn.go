@@ -12,7 +12,8 @@ import (
 // serverCommands is the server command table: commands about the connection
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
-var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands, pubsubCommands)
+var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands, pubsubCommands,
+	multiCommands, slowlogCommands, latencyCommands, monitorCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd
@@ -65,12 +66,14 @@ func cmdQuit(x *Exec, argv [][]byte) {
 func cmdReset(x *Exec, argv [][]byte) {
 	cl := x.cl
 	x.pubsubReset() // unsubscribe from everything (pubsub.go)
+	cl.multiReset() // leave MULTI, UNWATCH (multi.go)
 	cl.db = 0
 	cl.proto = 2
 	cl.name = ""
 	cl.replyOff, cl.replySkip = false, false
 	cl.noEvict, cl.noTouch = false, false
 	cl.setAuthenticated(cl.srv.cfg.RequirePass() == "")
+	cl.stopMonitor()
 	x.Simple("RESET")
 }
 

@@ -210,6 +210,10 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		pos += n2
 	}
 	cl.parser.Reset()
+	// The input after the run: a transaction taken in place below runs
+	// (and may go on with that input) before we return; CLIENT LIST's qbuf
+	// counts the run's bytes as consumed.
+	cl.qbuf = data[pos:]
 	cl.launch()
 	return pos
 }
@@ -344,8 +348,10 @@ func (cl *Client) hopDone(context.Context) error {
 			cl.onCloseBlocked()
 			h.blocked = nil
 		}
+		cl.multiClose() // WATCH state left while the hop was out (multi.go)
 		return nil
 	}
+	cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
@@ -493,7 +499,8 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	x.Prop.Reset()
 	x.BlockKeys = nil
-	if cmd.flags&flagDenyOOM != 0 && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
+	// Inside EXEC the room was made once for the whole transaction (multi.go).
+	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)
@@ -510,11 +517,14 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	st := &l.stats.cmds[cmd.id]
 	st.calls++
+	var ns int64
 	if timed {
 		end := nanotime()
 		l.tick, l.tickValid = end, true
-		st.nsec += end - t0
+		ns = end - t0
+		st.nsec += ns
 	}
+	l.observe(x, cmd, argv, ns) // slowlog, latency, monitor (obs.go)
 	if len(x.Out) > start && x.Out[start] == '-' {
 		st.failed++
 		l.stats.countError(x.Out[start+1:])
@@ -532,6 +542,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 // reject answers an error for a command that did not run (unknown, arity,
 // auth, ...), counting it as Redis does (rejected_calls, errorstats).
 func (cl *Client) reject(cmd *Cmd, msg string) {
+	msg = cl.multiReject(cmd, msg) // flags a transaction being queued (multi.go)
 	start := len(cl.out)
 	cl.out = resp.AppendError(cl.out, msg)
 	cl.replyDone(start) // CLIENT REPLY OFF/SKIP

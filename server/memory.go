@@ -22,7 +22,14 @@ import (
 // under its share (noeviction, or a volatile policy with no volatile keys
 // left), the command is refused with -OOM, as Redis does.
 //
-// The Go heap is kept in step: with maxmemory set, the runtime's soft
+// The Go heap is kept close to the data: the keyspace is pointer-free (the
+// collector marks little), so collecting often is cheap, and the default
+// GOGC is 25 instead of 100 — heap growth between collections, which shows
+// as RSS, is a quarter of the live heap instead of all of it (200k hashes
+// of 10 fields: 499 RSS bytes per key at 100, 397 at 25; SET/GET -P 16
+// throughput unchanged within noise). A GOGC in the environment wins.
+//
+// With maxmemory set, the runtime's soft
 // memory limit (GOMEMLIMIT) is maxmemory plus a quarter plus 16 MiB, so garbage is
 // collected before RSS runs far past the data; a GOMEMLIMIT given in the
 // environment wins.
@@ -37,6 +44,9 @@ func (srv *Server) initMemory() {
 	if s[0].Value.Kind() == metrics.KindUint64 {
 		srv.memStartup = int64(s[0].Value.Uint64())
 	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(25)
+	}
 	srv.applyMaxmemory()
 	srv.cfg.OnChange("maxmemory", srv.applyMaxmemory)
 }
@@ -49,7 +59,9 @@ func (srv *Server) applyMaxmemory() {
 	} else {
 		share := (max - srv.memStartup) / int64(len(srv.shards))
 		if share < 1 {
-			share = 1
+			// maxmemory below what the server holds at startup: nothing
+			// fits, as in Redis, where used_memory is already over it.
+			share = -1
 		}
 		srv.shardBudget.Store(share)
 	}

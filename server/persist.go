@@ -98,6 +98,7 @@ func (srv *Server) attachLog(fresh bool) error {
 		return err
 	}
 	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards)), pend: make([]pendingKeys, len(srv.shards))}
+	lg.OnLatency(srv.addLatency) // aof-write, aof-fsync-always (latency.go)
 	for _, l := range srv.loops {
 		l := l
 		l.p.prod = lg.NewProducer()
@@ -295,6 +296,10 @@ func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {
 		return
 	}
 	p := l.p.prod
+	if x.cl != nil && x.cl.multi.running {
+		x.cl.multi.propagate(x, argv) // held for one MULTI ... EXEC block (multi.go)
+		return
+	}
 	if !x.Prop.Custom {
 		p.Append(x.DB, argv)
 		return
@@ -370,6 +375,9 @@ func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uin
 		now = true
 	}
 	if cmd.run == nil {
+		if cmd.fullName == "exec" {
+			return l.execTracked() // its commands were tracked as they ran (multi.go)
+		}
 		return need, now
 	}
 	var kbuf [16]int

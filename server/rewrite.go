@@ -45,6 +45,15 @@ func cmdBgrewriteaof(x *Exec, argv [][]byte) {
 		x.Err("ERR redshard rewrites the append only file only when appendonly is yes")
 		return
 	}
+	if x.InMulti && x.cl != nil { // inside EXEC: cut after its block (multi.go)
+		if srv.rw.active.Load() {
+			x.Err("ERR Background append only file rewriting already in progress")
+			return
+		}
+		x.cl.multi.rewriteAfter = true
+		x.Simple("Background append only file rewriting scheduled")
+		return
+	}
 	// What this loop logged earlier in the event belongs before the cut.
 	x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
 	x.loop.submit()

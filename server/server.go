@@ -57,6 +57,7 @@ type Server struct {
 
 	stats       serverStats
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
+	obs         obsState    // SLOWLOG, LATENCY, MONITOR, metrics (obs.go)
 
 	persist    *persist // the AOF, nil when appendonly is no
 	rw         rewriteStatus
@@ -105,6 +106,7 @@ type Loop struct {
 
 	stats loopStats
 	ps    loopPubsub // inbox and notification queue (pubsub.go)
+	obs   loopObs    // slowlog ring, latency histograms (obs.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
@@ -174,6 +176,7 @@ func Run(cfg *Config, log *Logger) error {
 	}
 	srv.initMemory()
 	srv.initPubsub()
+	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
@@ -220,6 +223,9 @@ func Run(cfg *Config, log *Logger) error {
 		srv.log.Noticef("Ready to accept connections tcp")
 	}
 	srv.startBackground()
+	if err := srv.startMetrics(); err != nil { // Prometheus endpoint (metrics.go)
+		srv.log.Warningf("Could not start the metrics endpoint: %v", err)
+	}
 
 	select {
 	case err := <-errc:
@@ -544,6 +550,7 @@ func (cl *Client) writeOut() {
 		cl.out = cl.out[:0]
 		return
 	}
+	cl.beforeWrite() // MONITOR lines held for it, output buffer limits (obuf.go)
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		_, _ = cl.c.Write(cl.out)

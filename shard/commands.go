@@ -10,8 +10,8 @@ var Commands = concatCommands(
 	hllCommands,
 	listCommands,
 	setCommands,
-	zsetCommands,
 	hashCommands,
+	zsetCommands,
 	sortCommands,
 	zsetBlockingCommands,
 )

@@ -245,6 +245,7 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	db.count++
 	db.sh.nkeys++
 	db.sh.keysChanged++
+	db.touch(key, false) // WATCH (watch.go)
 	db.signalReady(key, typ)
 	return slot
 }
@@ -274,6 +275,7 @@ func (db *DB) SetStr(key, val []byte, keepTTL bool) int32 {
 // replaceStr overwrites a slot's value with a string, in place when it fits.
 func (db *DB) replaceStr(slot int32, val []byte) {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
 	if e.typ != TypeString {
 		db.sh.freeObj(e.vlen)
@@ -298,6 +300,7 @@ func (db *DB) replaceStr(slot int32, val []byte) {
 // APPEND and SETRANGE use it; the encoding becomes raw as in Redis.
 func (db *DB) ResizeStr(slot int32, n int) []byte {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
 	old := int(e.klen) + int(e.vlen)
 	need := int(e.klen) + n
@@ -340,6 +343,7 @@ func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj Object) int32 {
 // SetExpiry sets (ms > 0) or clears (ms == 0) a slot's expiry.
 func (db *DB) SetExpiry(slot int32, ms int64) {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
 	if ms != 0 && e.xpos < 0 {
 		e.xpos = int32(len(db.expiring))
@@ -372,6 +376,7 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 		db.memoOK = false
 	}
 	db.index.remove(fingerprint(h), slot)
+	db.touch(key, true) // WATCH (watch.go): the key is gone from the index
 	if e.xpos >= 0 {
 		db.dropExpiring(e)
 	}
@@ -442,6 +447,7 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 
 // Flush removes every key.
 func (db *DB) Flush() {
+	db.sh.touchAll(db.ID, db, nil) // WATCH (watch.go)
 	if db.sh.rw != nil {
 		db.sh.RewriteAll() // the image is the state at the cut
 	}

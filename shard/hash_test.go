@@ -72,8 +72,8 @@ func runHashScript(t *testing.T, c *Ctx, sc script) {
 	}
 }
 
-// hArr renders a RESP2 array of bulk strings.
-func hArr(items ...string) string {
+// bulkArr renders a RESP2 array of bulk strings.
+func bulkArr(items ...string) string {
 	s := "*" + strconv.Itoa(len(items)) + "\r\n"
 	for _, it := range items {
 		s += bulk(it)
@@ -101,9 +101,9 @@ var hashScripts = []script{
 		{cmd: "HLEN nokey", want: zero},
 		{cmd: "HMGET h a zz c", want: "*3\r\n" + bulk("10") + null2 + bulk("3")},
 		{cmd: "HMGET nokey a b", want: "*2\r\n" + null2 + null2},
-		{cmd: "HKEYS h", want: hArr("a", "b", "c")},
-		{cmd: "HVALS h", want: hArr("10", "2", "3")},
-		{cmd: "HGETALL h", want: hArr("a", "10", "b", "2", "c", "3")},
+		{cmd: "HKEYS h", want: bulkArr("a", "b", "c")},
+		{cmd: "HVALS h", want: bulkArr("10", "2", "3")},
+		{cmd: "HGETALL h", want: bulkArr("a", "10", "b", "2", "c", "3")},
 		{cmd: "HKEYS nokey", want: "*0\r\n"},
 		{cmd: "HGETALL nokey", want: "*0\r\n"},
 		{cmd: "HEXISTS h a", want: one},
@@ -119,7 +119,7 @@ var hashScripts = []script{
 		{cmd: "HMSET h a 1 b", want: errReply("ERR wrong number of arguments for 'hmset' command")},
 		{cmd: "EXISTS h", want: zero},
 		{cmd: "HMSET h a 1 b 2", want: ok},
-		{cmd: "HGETALL h", want: hArr("a", "1", "b", "2")},
+		{cmd: "HGETALL h", want: bulkArr("a", "1", "b", "2")},
 	}},
 	{"hsetnx", []step{
 		{cmd: "HSETNX h a 1", want: one},
@@ -194,8 +194,8 @@ var hashScripts = []script{
 		{cmd: "HRANDFIELD nokey -5 WITHVALUES", want: "*0\r\n"},
 		{cmd: "HSET h a 1 b 2 c 3", want: num(3)},
 		{cmd: "HRANDFIELD h 0", want: "*0\r\n"},
-		{cmd: "HRANDFIELD h 3", want: hArr("a", "b", "c")},
-		{cmd: "HRANDFIELD h 10 WITHVALUES", want: hArr("a", "1", "b", "2", "c", "3")},
+		{cmd: "HRANDFIELD h 3", want: bulkArr("a", "b", "c")},
+		{cmd: "HRANDFIELD h 10 WITHVALUES", want: bulkArr("a", "1", "b", "2", "c", "3")},
 		{cmd: "HRANDFIELD h x", want: notInt},
 		{cmd: "HRANDFIELD h 1 WITHVALUE", want: syntax},
 		{cmd: "HRANDFIELD h 1 WITHVALUES x", want: syntax},
@@ -206,12 +206,12 @@ var hashScripts = []script{
 			want: errReply("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")},
 		{cmd: "HSET one a 1", want: one},
 		{cmd: "HRANDFIELD one", want: bulk("a")},
-		{cmd: "HRANDFIELD one -3", want: hArr("a", "a", "a")},
-		{cmd: "HRANDFIELD one -2 WITHVALUES", want: hArr("a", "1", "a", "1")},
-		{cmd: "HRANDFIELD one 1 WITHVALUES", want: hArr("a", "1")},
+		{cmd: "HRANDFIELD one -3", want: bulkArr("a", "a", "a")},
+		{cmd: "HRANDFIELD one -2 WITHVALUES", want: bulkArr("a", "1", "a", "1")},
+		{cmd: "HRANDFIELD one 1 WITHVALUES", want: bulkArr("a", "1")},
 		{cmd: "HELLO 3"},
 		{cmd: "HRANDFIELD one -2 WITHVALUES", want: "*2\r\n*2\r\n" + bulk("a") + bulk("1") + "*2\r\n" + bulk("a") + bulk("1")},
-		{cmd: "HRANDFIELD one -2", want: hArr("a", "a")},
+		{cmd: "HRANDFIELD one -2", want: bulkArr("a", "a")},
 		{cmd: "HRANDFIELD nokey", want: null3},
 		{cmd: "HRANDFIELD nokey 3", want: "*0\r\n"},
 	}},
@@ -220,18 +220,18 @@ var hashScripts = []script{
 		{cmd: "HSET h a 1 b 2", want: num(2)},
 		{cmd: "HGETALL h", want: resp3Map("a", "1", "b", "2")},
 		{cmd: "HGETALL nokey", want: "%0\r\n"},
-		{cmd: "HKEYS h", want: hArr("a", "b")},
+		{cmd: "HKEYS h", want: bulkArr("a", "b")},
 		{cmd: "HGET h zz", want: null3},
 		{cmd: "HMGET h a zz", want: "*2\r\n" + bulk("1") + null3},
-		{cmd: "HSCAN h 0", want: "*2\r\n" + bulk("0") + hArr("a", "1", "b", "2")},
+		{cmd: "HSCAN h 0", want: "*2\r\n" + bulk("0") + bulkArr("a", "1", "b", "2")},
 	}},
 	{"hscan-listpack", []step{
 		{cmd: "HSCAN nokey 0", want: "*2\r\n" + bulk("0") + "*0\r\n"},
 		{cmd: "HSET h foo 1 bar 2 fab 3", want: num(3)},
-		{cmd: "HSCAN h 0", want: "*2\r\n" + bulk("0") + hArr("foo", "1", "bar", "2", "fab", "3")},
-		{cmd: "HSCAN h 7 COUNT 1", want: "*2\r\n" + bulk("0") + hArr("foo", "1", "bar", "2", "fab", "3")},
-		{cmd: "HSCAN h 0 MATCH f*", want: "*2\r\n" + bulk("0") + hArr("foo", "1", "fab", "3")},
-		{cmd: "HSCAN h 0 MATCH * COUNT 100", want: "*2\r\n" + bulk("0") + hArr("foo", "1", "bar", "2", "fab", "3")},
+		{cmd: "HSCAN h 0", want: "*2\r\n" + bulk("0") + bulkArr("foo", "1", "bar", "2", "fab", "3")},
+		{cmd: "HSCAN h 7 COUNT 1", want: "*2\r\n" + bulk("0") + bulkArr("foo", "1", "bar", "2", "fab", "3")},
+		{cmd: "HSCAN h 0 MATCH f*", want: "*2\r\n" + bulk("0") + bulkArr("foo", "1", "fab", "3")},
+		{cmd: "HSCAN h 0 MATCH * COUNT 100", want: "*2\r\n" + bulk("0") + bulkArr("foo", "1", "bar", "2", "fab", "3")},
 		{cmd: "HSCAN h 0 COUNT 0", want: syntax},
 		{cmd: "HSCAN h 0 COUNT x", want: notInt},
 		{cmd: "HSCAN h 0 TYPE hash", want: syntax},
@@ -262,7 +262,7 @@ var hashScripts = []script{
 		{cmd: "OBJECT ENCODING e", want: bulk("hashtable")},
 		{cmd: "HDEL e a b", want: num(2)},
 		{cmd: "OBJECT ENCODING e", want: bulk("hashtable")},
-		{cmd: "HGETALL e", want: hArr("c", "3")},
+		{cmd: "HGETALL e", want: bulkArr("c", "3")},
 		{cmd: "CONFIG SET hash-max-listpack-entries 0"},
 		{cmd: "HSET z a 1", want: one},
 		{cmd: "OBJECT ENCODING z", want: bulk("hashtable")},
@@ -762,10 +762,9 @@ func TestHashMemTracksSize(t *testing.T) {
 	if small <= 0 || big < 2000*30 || big > 2000*30*4 {
 		t.Errorf("Mem %d for one field, %d for 2000 fields of ~36 bytes", small, big)
 	}
-	// main's MEMORY USAGE: the shard's accounting of the key (memory.go).
 	db := c.DBOf([]byte("h"))
 	if want := db.MemUsage(db.Peek([]byte("h"))); hDo(t, c, "MEMORY", "USAGE", "h") != num(want) || want < int64(big) {
-		t.Errorf("MEMORY USAGE %q, want %d", hDo(t, c, "MEMORY", "USAGE", "h"), want)
+		t.Errorf("MEMORY USAGE %q, want %d (value %d)", hDo(t, c, "MEMORY", "USAGE", "h"), want, big)
 	}
 	if got := hDo(t, c, "MEMORY", "USAGE", "nokey"); got != null2 {
 		t.Errorf("MEMORY USAGE nokey %q", got)

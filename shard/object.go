@@ -24,6 +24,7 @@ type Object interface {
 // (HSET on an existing hash, LPUSH on an existing list, ...).
 func (db *DB) Modify(slot int32) {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
 	if e := db.at(slot); e.typ != TypeString {
 		db.memOut(slot, e)
 	}

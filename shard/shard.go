@@ -38,6 +38,11 @@ type Shard struct {
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8
 
+	// WATCH registry, per database index (watch.go); watchN counts the
+	// registrations, so that a change costs nothing when there are none.
+	watched []watchMap
+	watchN  int
+
 	Stats Stats
 
 	// Cfg holds the config values the data types read.
@@ -130,6 +135,8 @@ func (s *Shard) SwapDB(a, b int) {
 	if s.rw != nil {
 		s.RewriteAll()
 	}
+	s.touchAll(a, s.DBs[a], s.DBs[b]) // WATCH (watch.go)
+	s.touchAll(b, s.DBs[b], s.DBs[a])
 	s.DBs[a], s.DBs[b] = s.DBs[b], s.DBs[a]
 	s.DBs[a].ID, s.DBs[b].ID = a, b
 	s.keysChanged++
@@ -144,6 +151,7 @@ func (s *Shard) FlushAll() {
 		s.RewriteAll()
 	}
 	for i := range s.DBs {
+		s.touchAll(i, s.DBs[i], nil) // WATCH (watch.go)
 		s.DBs[i] = newDB(s, i)
 	}
 	s.objs, s.objFree = nil, nil
