@@ -23,9 +23,11 @@ test:
 vet:
 	$(GO) vet ./...
 
-## fuzz: fuzz the RESP parser for FUZZTIME (default 20s)
+## fuzz: fuzz the RESP parser, the AOF loader and every data command's arguments, FUZZTIME each (default 20s)
 fuzz:
 	$(GO) test ./resp/ -run '^$$' -fuzz FuzzParser -fuzztime $(FUZZTIME)
+	$(GO) test ./aof/ -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzCommands -fuzztime $(FUZZTIME)
 
 ## clean: remove build output
 clean:

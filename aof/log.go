@@ -44,8 +44,14 @@ type Options struct {
 	// LoadTruncated is aof-load-truncated: Load cuts a torn tail of the last
 	// file instead of failing.
 	LoadTruncated bool
-	FS            FS                                          // nil: the real file system
-	Logf          func(level int, format string, args ...any) // nil: discard
+	// Fresh starts a new log for the data set in memory (CONFIG SET
+	// appendonly yes): the files the manifest lists are dropped once a new
+	// manifest with an empty base and a new incremental file is in place,
+	// there is nothing to Load, and the caller rewrites at once (the image
+	// becomes the base).
+	Fresh bool
+	FS    FS                                          // nil: the real file system
+	Logf  func(level int, format string, args ...any) // nil: discard
 
 	// Test hooks. syncEvery is the everysec fsync period (1s); retryMin and
 	// retryMax bound the backoff between retries of a failed group (10ms,
@@ -114,6 +120,10 @@ type Log struct {
 		baseSize                       atomic.Int64
 		loadLoaded, loadTotal          atomic.Int64
 	}
+	hist struct { // metrics.go
+		fsync, group, groupCmds Hist
+	}
+	latencyFn atomic.Pointer[func(event string, d time.Duration)] // metrics.go
 }
 
 // Stats are counters for INFO persistence and metrics.
@@ -200,6 +210,12 @@ func Open(o Options) (*Log, error) {
 	case err != nil:
 		return nil, err
 	}
+	var stale []ManifestEntry
+	if o.Fresh {
+		stale = m.files()
+		m.Base, m.Incr = nil, nil
+		l.loaded = true
+	}
 	l.loadFiles = m.files()
 	var loadTotal int64
 	for _, e := range l.loadFiles {
@@ -259,6 +275,12 @@ func Open(o Options) (*Log, error) {
 		if err := writeManifest(l.fs, l.dir, o.FileName, m); err != nil {
 			f.Close()
 			return nil, err
+		}
+	}
+	for _, e := range stale {
+		// The new manifest no longer names them.
+		if err := l.fs.Remove(l.path(e.Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			o.Logf(LogWarning, "Can't remove the old AOF file %s: %v", e.Name, err)
 		}
 	}
 	if created {

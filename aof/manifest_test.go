@@ -127,3 +127,38 @@ func TestOpenRefusesAManifestThatListsAMissingFile(t *testing.T) {
 		t.Fatalf("Open = %v", err)
 	}
 }
+
+// TestOpenFreshDropsTheOldFiles: CONFIG SET appendonly yes starts a new log
+// for the data set in memory; what an earlier run left is dropped only
+// after the new manifest names new files.
+func TestOpenFreshDropsTheOldFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(l *Log, argv [][]byte) {
+		if _, err := l.Load(func([][]byte) error { return nil }); err != nil && !l.loaded {
+			t.Fatal(err)
+		}
+		p := l.NewProducer()
+		p.Append(0, argv)
+		seq := p.Submit()
+		waitFor(t, "the record written", func() bool { return l.Written() >= seq })
+		l.Close()
+	}
+	write(mustOpen(t, testOptions(dir, FsyncAlways)), args("SET", "stale", "1"))
+	o := testOptions(dir, FsyncAlways)
+	o.Fresh = true
+	write(mustOpen(t, o), args("SET", "new", "2"))
+	m, _ := os.ReadFile(manifestPath(dir))
+	if want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(m) != want {
+		t.Fatalf("manifest %q, want %q", m, want)
+	}
+	if got := dirFiles(t, dir); strings.Contains(strings.Join(got, " "), ".1.") {
+		t.Fatalf("old files left: %q", got)
+	}
+	got, _, err := loadAll(t, testOptions(dir, FsyncEverysec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(got, "|"), "stale") || !strings.Contains(strings.Join(got, "|"), "SET new 2") {
+		t.Fatalf("loaded %q", got)
+	}
+}

@@ -77,11 +77,18 @@ func (l *Loop) cron() {
 		}
 		// 25% of a cron period at the default effort, like Redis.
 		budget := time.Second / time.Duration(hz) / 4
+		t0 := time.Now()
 		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
+		l.srv.addLatency("expire-cycle", time.Since(t0)) // latency.go
+	}
+	if l.srv.shardBudget.Load() != 0 {
+		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
 	}
 	if l.timeoutCheck.Before(now) {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)
+		l.pubsubCron()       // output buffer limits of subscribers (pubsub.go)
+		l.cronOutputLimits() // soft output buffer limits of the others (obuf.go)
 	}
 }
 
@@ -94,7 +101,7 @@ func (l *Loop) closeIdleClients(now time.Time) {
 	}
 	limit := time.Duration(secs) * time.Second
 	for _, cl := range l.clients {
-		if !cl.hopOut && !cl.closing && now.Sub(cl.lastInteraction) > limit {
+		if !cl.hopOut && !cl.closing && !cl.subscribed() && now.Sub(cl.lastInteraction) > limit {
 			l.srv.log.Verbosef("Closing idle client")
 			cl.closing = true
 			cl.flush()

@@ -2,8 +2,6 @@ package server
 
 import (
 	"crypto/rand"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -42,6 +40,8 @@ type Client struct {
 	ownBuf []byte
 	out    []byte
 
+	multi multiState // MULTI/EXEC and WATCH (multi.go)
+
 	hop           hop
 	hopOut        bool
 	need          uint64  // log position its pending replies wait for (persist.go)
@@ -59,9 +59,19 @@ type Client struct {
 	closing  bool // close once the replies are written
 	closed   bool
 	killed   bool
+
+	ps     *clientSubs // pub/sub subscriptions, nil until the first (pubsub.go)
+	pushed bool        // the command's reply is pushes: CLIENT REPLY OFF keeps them
+
+	obs clientObs // monitor state, output buffer limit clock (obs.go)
 }
 
-func (cl *Client) onClose() { cl.onCloseBlocked() }
+func (cl *Client) onClose() {
+	cl.onCloseBlocked() // blocking.go
+	cl.pubsubClose()
+	cl.multiClose()
+	cl.stopMonitor() // monitor.go
+}
 
 // setAuthenticated records whether the client may run commands; until it
 // may, the parser applies Redis's tighter limits for unauthenticated input.
@@ -89,44 +99,8 @@ func (cl *Client) laddr() string {
 	return ""
 }
 
-// infoLine is CLIENT INFO / CLIENT LIST's line for this client.
-func (cl *Client) infoLine() string {
-	now := time.Now()
-	flags := "N"
-	var fl []byte
-	if cl.closing {
-		fl = append(fl, 'c')
-	}
-	if cl.blocked != nil {
-		fl = append([]byte{'b'}, fl...)
-	}
-	if cl.noEvict {
-		fl = append(fl, 'e')
-	}
-	if cl.noTouch {
-		fl = append(fl, 'T')
-	}
-	if len(fl) > 0 {
-		flags = string(fl)
-	}
-	cmd := cl.lastCmd
-	if cmd == "" {
-		cmd = "NULL"
-	}
-	fd := -1
-	if cl.c != nil {
-		fd = cl.c.Fd()
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
-		cl.id, cl.addr(), cl.laddr(), fd, cl.name,
-		int64(now.Sub(cl.created).Seconds()), int64(now.Sub(cl.lastInteraction).Seconds()),
-		flags, cl.db, len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf),
-		cap(cl.out), len(cl.out), cap(cl.ownBuf)+cap(cl.out)+1024, cmd, cl.proto)
-	if cl.libName != "" || cl.libVer != "" {
-		fmt.Fprintf(&b, " lib-name=%s lib-ver=%s", cl.libName, cl.libVer)
-	}
-	return b.String()
-}
+// infoLine is CLIENT INFO / CLIENT LIST's line for this client
+// (clientinfo.go).
+func (cl *Client) infoLine() string { return cl.clientInfoString() }
 
 func cryptoRand(b []byte) (int, error) { return rand.Read(b) }

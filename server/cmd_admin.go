@@ -142,6 +142,10 @@ func isLocalClient(cl *Client) bool {
 // when replies are off or skipped, and moves CLIENT REPLY SKIP's flag on to
 // the next command, as Redis's resetClient does.
 func (cl *Client) replyDone(start int) {
+	if cl.pushed { // pub/sub confirmations are pushes, sent even when replies are off
+		cl.pushed = false
+		start = len(cl.out)
+	}
 	if !cl.replyOff && !cl.replySkip && !cl.replySkipNext {
 		return
 	}
@@ -790,9 +794,14 @@ func clientTypeByName(b []byte) int {
 	return -1
 }
 
-// clientType is the client's class. Every client is a normal one until
-// replication and pub/sub exist.
-func (cl *Client) clientType() int { return clientTypeNormal }
+// clientType is the client's class: pubsub while subscribed, else normal
+// (there is no replication).
+func (cl *Client) clientType() int {
+	if cl.subscribed() {
+		return clientTypePubsub
+	}
+	return clientTypeNormal
+}
 
 // allClients returns every registered client, by id. Every loop must be
 // parked (allShards) or there must be a single loop.
@@ -1283,7 +1292,12 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 
 // debugAllShards routes DEBUG LOADAOF to every shard.
 func debugAllShards(argv [][]byte) bool {
-	return len(argv) == 2 && shard.EqualFold(argv[1], "loadaof")
+	if len(argv) < 2 {
+		return false
+	}
+	sub := argv[1]
+	return (len(argv) == 2 && shard.EqualFold(sub, "loadaof")) || shard.EqualFold(sub, "reload") ||
+		(len(argv) == 2 && shard.EqualFold(sub, "digest")) || shard.EqualFold(sub, "digest-value")
 }
 
 // debugKeys routes DEBUG OBJECT key to the key's shard; every other DEBUG
@@ -1317,10 +1331,17 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	switch {
 	case len(argv) == 2 && shard.EqualFold(sub, "help"):
 		addHelp(x, argv[0], []string{
+			"DIGEST",
+			"    Output a hex signature representing the current DB content.",
+			"DIGEST-VALUE <key> [<key> ...]",
+			"    Output a hex signature of the values of all the specified keys.",
 			"LOADAOF",
 			"    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"OBJECT <key>",
 			"    Show low level info about `key` and associated value.",
+			"RELOAD [option ...]",
+			"    Save the data set (here: the AOF rewrite's image of it, in memory), flush",
+			"    and reload it. Options MERGE, NOFLUSH and NOSAVE are accepted.",
 			"PROTOCOL <type>",
 			"    Reply with a test value of the specified type. <type> can be: string,",
 			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -1334,6 +1355,12 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		})
 	case len(argv) == 2 && shard.EqualFold(sub, "loadaof"):
 		debugLoadAOF(x)
+	case shard.EqualFold(sub, "reload"):
+		debugReload(x, argv)
+	case len(argv) == 2 && shard.EqualFold(sub, "digest"):
+		debugDigest(x)
+	case shard.EqualFold(sub, "digest-value"):
+		debugDigestValue(x, argv[2:])
 	case len(argv) == 3 && shard.EqualFold(sub, "object"):
 		if x.srv.load.active.Load() {
 			x.Err(loadingError) // the shards are not loaded yet

@@ -24,8 +24,11 @@ func (c *admConn) LocalAddr() net.Addr  { return c.laddr }
 func (c *admConn) Fd() int              { return -1 }
 func (c *admConn) Close() error         { c.closes++; return nil }
 
+// OutboundBuffered: nothing is ever left unsent (CLIENT LIST omem).
+func (c *admConn) OutboundBuffered() int { return 0 }
+
 // admServer builds a server with n shards and loops but no network.
-func admServer(t *testing.T, n int) *Server {
+func admServer(t testing.TB, n int) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	srv := &Server{cfg: cfg, log: NewLoggerTo(io.Discard, cfg), startTime: time.Now(), shutdownErr: make(chan error, 1)}
@@ -44,6 +47,7 @@ func admServer(t *testing.T, n int) *Server {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initObs()
 	return srv
 }
 

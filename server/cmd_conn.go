@@ -12,7 +12,8 @@ import (
 // serverCommands is the server command table: commands about the connection
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
-var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands)
+var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands, pubsubCommands,
+	multiCommands, slowlogCommands, latencyCommands, monitorCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd
@@ -37,6 +38,17 @@ func cmdPing(x *Exec, argv [][]byte) {
 		x.Err("ERR wrong number of arguments for 'ping' command")
 		return
 	}
+	if x.cl != nil && x.Proto == 2 && x.cl.subscribed() {
+		// Pub/Sub mode in RESP2: ["pong", arg] (pubsub.go)
+		x.Array(2)
+		x.BulkStr("pong")
+		if len(argv) == 2 {
+			x.Bulk(argv[1])
+		} else {
+			x.BulkStr("")
+		}
+		return
+	}
 	if len(argv) == 2 {
 		x.Bulk(argv[1])
 		return
@@ -53,12 +65,15 @@ func cmdQuit(x *Exec, argv [][]byte) {
 
 func cmdReset(x *Exec, argv [][]byte) {
 	cl := x.cl
+	x.pubsubReset() // unsubscribe from everything (pubsub.go)
+	cl.multiReset() // leave MULTI, UNWATCH (multi.go)
 	cl.db = 0
 	cl.proto = 2
 	cl.name = ""
 	cl.replyOff, cl.replySkip = false, false
 	cl.noEvict, cl.noTouch = false, false
 	cl.setAuthenticated(cl.srv.cfg.RequirePass() == "")
+	cl.stopMonitor()
 	x.Simple("RESET")
 }
 

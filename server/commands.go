@@ -49,6 +49,7 @@ const (
 	flagNoScript
 	flagPubSub
 	flagBlocking
+	flagNoMulti
 )
 
 // flagByName maps the metadata's flag names to the flags dispatch uses.
@@ -56,7 +57,7 @@ var flagByName = map[string]cmdFlags{
 	"write": flagWrite, "readonly": flagReadonly, "denyoom": flagDenyOOM,
 	"admin": flagAdmin, "no_auth": flagNoAuth, "loading": flagLoading,
 	"stale": flagStale, "fast": flagFast, "noscript": flagNoScript,
-	"pubsub": flagPubSub, "blocking": flagBlocking,
+	"pubsub": flagPubSub, "blocking": flagBlocking, "no_multi": flagNoMulti,
 }
 
 // serverCmd is a row of the server command table.
@@ -188,6 +189,13 @@ func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejec
 		}
 		return nil, 0, 0, true
 	}
+	if cl.multi.active { // MULTI: queue, or route EXEC over its shards (multi.go)
+		target, mask, done := cl.routeMulti(cmd, argv)
+		if done {
+			return nil, 0, 0, true
+		}
+		return cmd, target, mask, false
+	}
 	target, mask = cl.placement(cmd, argv)
 	return cmd, target, mask, false
 }
@@ -223,13 +231,24 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if !cl.authenticated && cmd.flags&flagNoAuth == 0 {
 		return "NOAUTH Authentication required."
 	}
+	if cmd.flags&flagNoMulti != 0 && cl.multi.active {
+		return errNoMulti
+	}
 	if cmd.flags&flagWrite != 0 {
 		if msg := cl.srv.logError(); msg != "" {
 			return msg
 		}
 	}
+	if cl.ps != nil {
+		if msg := cl.pubsubCheck(cmd); msg != "" { // subscribed RESP2 client (pubsub.go)
+			return msg
+		}
+	}
 	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
 		return loadingError
+	}
+	if cl.obs.monitor {
+		return cl.monitorCheck(cmd) // monitor.go
 	}
 	return ""
 }

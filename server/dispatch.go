@@ -210,6 +210,9 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		pos += n2
 	}
 	cl.parser.Reset()
+	// The run's bytes are consumed (CLIENT LIST's qbuf counts them once, also
+	// when a transaction runs right here in launch); process keeps the rest.
+	cl.qbuf = data[pos:]
 	cl.launch()
 	return pos
 }
@@ -233,7 +236,8 @@ func (cl *Client) launch() {
 		first := bits.TrailingZeros64(h.mask)
 		if first == cl.loop.id {
 			// We are the lowest shard: take it right here (park) instead of
-			// queueing a task to ourselves.
+			// queueing a task to ourselves. The run's bytes are consumed
+			// already (startRemote set cl.qbuf past them, for CLIENT LIST).
 			_ = cl.runTx(context.Background())
 		} else {
 			_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
@@ -344,8 +348,10 @@ func (cl *Client) hopDone(context.Context) error {
 			cl.onCloseBlocked()
 			h.blocked = nil
 		}
+		cl.multiClose() // WATCH state left while the hop was out (multi.go)
 		return nil
 	}
+	cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
@@ -377,6 +383,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	if !h.tx {
 		mask = 1 << uint(h.target)
 	}
+	x.mask = mask
 	var hook func(*shard.DB, []byte)
 	if l.srv.persist != nil {
 		hook = l.p.expHook
@@ -386,6 +393,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 		sh.SetNow(ms)
 		sh.NoTouch = h.noTch
 		sh.OnExpired = hook
+		sh.OnNotify = l.ps.notifyFn // notifications leave from the running loop (pubsub.go)
 	}
 	persisting := l.srv.persist != nil
 	var need uint64
@@ -409,7 +417,9 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	x.Out = nil
 	x.cl = nil
 	for m := mask; m != 0; m &= m - 1 {
-		l.srv.shards[bits.TrailingZeros64(m)].NoTouch = false
+		i := bits.TrailingZeros64(m)
+		l.srv.shards[i].NoTouch = false
+		l.srv.shards[i].OnNotify = l.srv.loops[i].ps.notifyFn
 	}
 	if l.srv.persist != nil {
 		// Submit before the replies go home (and, for a transaction, before
@@ -426,6 +436,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 	x := &l.x
 	ms := l.batchNow()
 	x.reset(cl, cl.db, cl.proto, ms)
+	x.mask = 1 << uint(l.id)
 	x.Out = cl.out
 	start := len(cl.out)
 	l.sh.NoTouch = cl.noTouch
@@ -488,6 +499,17 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	x.Prop.Reset()
 	x.BlockKeys = nil
+	// Inside EXEC the room was made once for the whole transaction (multi.go).
+	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() != 0 && !l.makeRoom(x.mask) {
+		l.stats.cmds[cmd.id].rejected++
+		l.stats.countErrorString(oomError)
+		x.Out = resp.AppendError(x.Out, oomError)
+		if x.dropReply {
+			x.Out = x.Out[:start]
+			x.dropReply = false
+		}
+		return
+	}
 	if cmd.run != nil {
 		cmd.run(&x.Ctx, argv)
 	} else {
@@ -495,11 +517,14 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	st := &l.stats.cmds[cmd.id]
 	st.calls++
+	var ns int64
 	if timed {
 		end := nanotime()
 		l.tick, l.tickValid = end, true
-		st.nsec += end - t0
+		ns = end - t0
+		st.nsec += ns
 	}
+	l.observe(x, cmd, argv, ns) // slowlog, latency, monitor (obs.go)
 	if len(x.Out) > start && x.Out[start] == '-' {
 		st.failed++
 		l.stats.countError(x.Out[start+1:])
@@ -517,6 +542,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 // reject answers an error for a command that did not run (unknown, arity,
 // auth, ...), counting it as Redis does (rejected_calls, errorstats).
 func (cl *Client) reject(cmd *Cmd, msg string) {
+	msg = cl.multiReject(cmd, msg) // flags a transaction being queued (multi.go)
 	start := len(cl.out)
 	cl.out = resp.AppendError(cl.out, msg)
 	cl.replyDone(start) // CLIENT REPLY OFF/SKIP

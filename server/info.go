@@ -101,8 +101,8 @@ type statTotals struct {
 	dirty     int64
 	shard     shard.Stats
 
-	slabUsed, slabReserved int64
-	keys, expires          []int64 // by database
+	dataUsed      int64   // what the shards' keys and values hold (Shard.UsedMemory)
+	keys, expires []int64 // by database
 
 	maxQbuf, maxOut int64 // largest query / reply buffer of a client now
 	clientMem       int64 // buffers held by clients
@@ -136,7 +136,7 @@ func (srv *Server) sumStats() *statTotals {
 			if q := int64(len(cl.qbuf)); q > t.maxQbuf {
 				t.maxQbuf = q
 			}
-			if o := int64(len(cl.out)); o > t.maxOut {
+			if o := cl.pendingOutput(); o > t.maxOut {
 				t.maxOut = o
 			}
 			t.clientMem += int64(cap(cl.ownBuf) + cap(cl.out))
@@ -150,8 +150,7 @@ func (srv *Server) sumStats() *statTotals {
 		t.shard.ExpiredStale += st.ExpiredStale
 		t.shard.ExpireCycles += st.ExpireCycles
 		t.shard.EvictedKeys += st.EvictedKeys
-		t.slabUsed += sh.Slab.Used()
-		t.slabReserved += sh.Slab.Reserved()
+		t.dataUsed += sh.UsedMemory()
 		if t.keys == nil {
 			t.keys = make([]int64, len(sh.DBs))
 			t.expires = make([]int64, len(sh.DBs))
@@ -172,6 +171,7 @@ func (srv *Server) sumStats() *statTotals {
 func (srv *Server) resetStats() {
 	for _, l := range srv.loops {
 		clear(l.stats.cmds)
+		clear(l.obs.hist) // LATENCY HISTOGRAM (obs.go)
 		l.stats.errors = make(map[string]int64)
 		l.stats.totalCmds = 0
 	}
@@ -343,7 +343,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 
 	if sel.want("memory") {
 		w.section("Memory")
-		m := readMemInfo(t)
+		m := readMemInfo(srv, t)
 		peak := srv.infoSampler.peak(m.used)
 		maxmem := int64(cfg.MaxMemory())
 		w.int("used_memory", m.used)
@@ -354,7 +354,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.str("used_memory_peak_human", bytesToHuman(peak))
 		w.percent("used_memory_peak_perc", ratio(m.used, peak)*100)
 		w.int("used_memory_overhead", m.used-m.dataset)
-		w.int("used_memory_startup", 0)
+		w.int("used_memory_startup", m.startup)
 		w.int("used_memory_dataset", m.dataset)
 		w.percent("used_memory_dataset_perc", ratio(m.dataset, m.used)*100)
 		w.int("allocator_allocated", m.allocated)
@@ -437,9 +437,10 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("current_eviction_exceeded_time", 0)
 		w.int("keyspace_hits", t.shard.KeyspaceHits)
 		w.int("keyspace_misses", t.shard.KeyspaceMisses)
-		w.int("pubsub_channels", 0)
-		w.int("pubsub_patterns", 0)
-		w.int("pubsubshard_channels", 0)
+		nch, npat, nshard := srv.pubsubCounts()
+		w.int("pubsub_channels", int64(nch))
+		w.int("pubsub_patterns", int64(npat))
+		w.int("pubsubshard_channels", int64(nshard))
 		w.int("latest_fork_usec", 0)
 		w.int("total_forks", 0)
 		w.int("migrate_cached_sockets", 0)
@@ -521,9 +522,8 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 	}
 
 	if sel.want("latencystats") {
-		// No latency histograms are kept: the section is present and empty,
-		// as in Redis with latency-tracking disabled.
 		w.section("Latencystats")
+		srv.infoLatencyStats(w) // latency.go
 	}
 
 	if sel.want("cluster") {
@@ -740,7 +740,7 @@ func bytesToHuman(n int64) string {
 
 // memInfo is the memory section's raw figures.
 type memInfo struct {
-	used, dataset               int64
+	used, dataset, startup      int64
 	rss                         int64
 	allocated, active, resident int64
 	system                      int64
@@ -753,13 +753,12 @@ var memMetricNames = []string{
 	"/memory/classes/heap/released:bytes",
 }
 
-// readMemInfo measures memory. used_memory is what the process uses for
-// data and bookkeeping: the Go heap's live objects minus the free slots of
-// the shards' slabs (pages reserved from the heap but not holding a key or
-// value). The dataset is the slab bytes in use (keys and string values);
-// everything else on the heap (non-string values, indexes, client buffers,
-// runtime structures) is counted as overhead.
-func readMemInfo(t *statTotals) memInfo {
+// readMemInfo measures memory. used_memory is what the shards account for
+// their keys and values (Shard.UsedMemory: slab bytes in use, a per-key
+// overhead and every non-string value's size, kept up to date as they
+// change — the figure maxmemory is enforced on), plus what the process held
+// at startup (used_memory_startup) and the clients' buffers.
+func readMemInfo(srv *Server, t *statTotals) memInfo {
 	samples := make([]metrics.Sample, len(memMetricNames))
 	for i, n := range memMetricNames {
 		samples[i].Name = n
@@ -773,11 +772,9 @@ func readMemInfo(t *statTotals) memInfo {
 	}
 	objects, unused, total, released := val(0), val(1), val(2), val(3)
 	var m memInfo
-	m.used = objects - (t.slabReserved - t.slabUsed)
-	if m.used < t.slabUsed {
-		m.used = t.slabUsed
-	}
-	m.dataset = t.slabUsed
+	m.startup = srv.memStartup
+	m.dataset = t.dataUsed
+	m.used = m.startup + t.dataUsed + t.clientMem
 	m.allocated = objects
 	m.active = objects + unused
 	m.resident = total - released

@@ -31,12 +31,12 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -73,16 +73,23 @@ var (
 // startLoading, while the server already answers -LOADING.
 func (srv *Server) openLog() error {
 	srv.installPersistHooks()
-	cfg := srv.cfg
-	if !cfg.AppendOnly() {
+	if !srv.cfg.AppendOnly() {
 		return nil
 	}
+	return srv.attachLog(false)
+}
+
+// attachLog opens the log and connects the loops to it; fresh starts a new
+// log for the data set in memory (CONFIG SET appendonly yes).
+func (srv *Server) attachLog(fresh bool) error {
+	cfg := srv.cfg
 	lg, err := aof.Open(aof.Options{
 		Dir:           cfg.Dir(),
 		DirName:       cfg.AppendDirname(),
 		FileName:      cfg.AppendFilename(),
 		Fsync:         cfg.AppendFsync(),
 		LoadTruncated: cfg.AOFLoadTruncated(),
+		Fresh:         fresh,
 		Logf: func(level int, format string, args ...any) {
 			srv.log.Logf(LogLevel(level), format, args...)
 		},
@@ -91,6 +98,7 @@ func (srv *Server) openLog() error {
 		return err
 	}
 	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards)), pend: make([]pendingKeys, len(srv.shards))}
+	lg.OnLatency(srv.addLatency) // aof-write, aof-fsync-always (latency.go)
 	for _, l := range srv.loops {
 		l := l
 		l.p.prod = lg.NewProducer()
@@ -112,6 +120,8 @@ func (srv *Server) openLog() error {
 	lg.OnFailed(func(from, to uint64, err error) {
 		srv.logFailing.Store(true)
 		srv.log.Warningf("Error writing to the AOF file: %s", aof.Reason(err))
+		// Replies held for these records become errors (failHeld).
+		srv.wakeHeld()
 	})
 	lg.OnDurable(func(written, durable uint64) {
 		if srv.logFailing.Load() && lg.Err() == nil {
@@ -215,6 +225,7 @@ func (srv *Server) loadAtStart() error {
 		for i, sh := range fresh {
 			srv.shards[i] = sh // l.x.Shards shares this array
 			srv.loops[i].sh = sh
+			sh.OnNotify = srv.loops[i].ps.notifyFn
 		}
 		// Logged before the first command can run on the data.
 		srv.log.Noticef("DB loaded from append only file: %.3f seconds (%d keys)", took.Seconds(), keys)
@@ -272,69 +283,6 @@ func seq(n int) []int {
 	return s
 }
 
-// loadLog replays the log into shards with load (Log.Load at start,
-// Log.Reload for DEBUG LOADAOF), on the calling goroutine: commands go
-// straight to the shards through the command table, nothing is logged.
-// Nothing else may touch the shards meanwhile. At start (progress set) it
-// logs the progress every few seconds, and gives up if the server stops.
-func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error) (aof.LoadStats, error), progress bool) (aof.LoadStats, error) {
-	for _, sh := range shards {
-		sh.Loading = true
-		sh.SetNow(time.Now().UnixMilli())
-	}
-	defer func() {
-		for _, sh := range shards {
-			sh.Loading = false
-		}
-	}()
-	x := &Exec{srv: srv}
-	x.Shards = shards
-	x.Proto = 2
-	lg := srv.persist.log
-	var n int64
-	lastLog := time.Now()
-	return load(func(argv [][]byte) error {
-		if len(argv) == 0 {
-			return nil
-		}
-		if n++; n&4095 == 0 && progress {
-			if srv.stopping.Load() {
-				return errLoadAborted
-			}
-			if now := time.Now(); now.Sub(lastLog) >= time.Second {
-				lastLog = now
-				done, total := lg.LoadProgress()
-				srv.log.Noticef("Loading the append only file: %.2f%% (%d of %d bytes, %d commands)",
-					loadPercent(done, total), done, total, n)
-			}
-		}
-		switch strings.ToLower(string(argv[0])) {
-		case "select":
-			if len(argv) == 2 {
-				var db int
-				if _, err := fmt.Sscan(string(argv[1]), &db); err == nil && db >= 0 && db < len(shards[0].DBs) {
-					x.DB = db
-					return nil
-				}
-			}
-			return fmt.Errorf("bad SELECT in the AOF")
-		case "multi", "exec":
-			return nil // the loader hands over whole transactions only
-		}
-		cmd := srv.lookup(argv)
-		if cmd == nil || cmd.run == nil || cmd.subs != nil {
-			return fmt.Errorf("unknown command '%s' reading the append only file", argv[0])
-		}
-		if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
-			return fmt.Errorf("wrong number of arguments for '%s' reading the append only file", cmd.fullName)
-		}
-		x.Out = x.Out[:0]
-		x.NowMs = time.Now().UnixMilli()
-		cmd.run(&x.Ctx, argv)
-		return nil
-	})
-}
-
 func loadPercent(done, total int64) float64 {
 	if total <= 0 {
 		return 0
@@ -348,6 +296,10 @@ func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {
 		return
 	}
 	p := l.p.prod
+	if x.cl != nil && x.cl.multi.running {
+		x.cl.multi.propagate(x, argv) // held for one MULTI ... EXEC block (multi.go)
+		return
+	}
 	if !x.Prop.Custom {
 		p.Append(x.DB, argv)
 		return
@@ -423,6 +375,9 @@ func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uin
 		now = true
 	}
 	if cmd.run == nil {
+		if cmd.fullName == "exec" {
+			return l.execTracked() // its commands were tracked as they ran (multi.go)
+		}
 		return need, now
 	}
 	var kbuf [16]int
@@ -461,8 +416,17 @@ func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uin
 }
 
 // submit hands this loop's pending records to the log and returns the
-// batch's sequence (0 when there was nothing to submit).
+// batch's sequence (0 when there was nothing to submit). The keyspace
+// notifications of those writes are published then (pubsub.go).
 func (l *Loop) submit() uint64 {
+	seq := l.submitLog()
+	if len(l.ps.noteEnts) > 0 {
+		l.flushNotes(seq)
+	}
+	return seq
+}
+
+func (l *Loop) submitLog() uint64 {
 	ps := l.srv.persist
 	if ps == nil || l.p.prod.Len() == 0 {
 		return 0
@@ -556,6 +520,11 @@ func (cl *Client) deliver() {
 		cl.writeOut()
 		return
 	}
+	if msg := cl.srv.logError(); msg != "" {
+		cl.failHeld(msg)
+		cl.writeOut()
+		return
+	}
 	if !cl.held {
 		cl.held = true
 		cl.loop.p.held = append(cl.loop.p.held, cl)
@@ -572,13 +541,17 @@ func (l *Loop) releaseHeld() {
 	}
 	kept := l.p.held[:0]
 	var ready []*Client
+	failMsg := l.srv.logError()
 	for _, cl := range l.p.held {
 		if cl.closed {
 			cl.held = false
 			l.heldCount.Add(-1)
 			continue
 		}
-		if cl.need <= pos {
+		if cl.need <= pos || failMsg != "" {
+			if cl.need > pos {
+				cl.failHeld(failMsg)
+			}
 			cl.held = false
 			l.heldCount.Add(-1)
 			ready = append(ready, cl)
@@ -594,6 +567,20 @@ func (l *Loop) releaseHeld() {
 			cl.process(true)
 		}
 	}
+}
+
+// failHeld replaces a client's held replies, which wait for records the
+// log failed to write or fsync, with one error each: a write whose log
+// record is not known durable is never answered as if it were (the writer
+// keeps retrying the records, so the outcome is unknown, not undone), and a
+// read that saw such a write does not reveal it.
+func (cl *Client) failHeld(msg string) {
+	n := resp.CountReplies(cl.out)
+	cl.out = cl.out[:0]
+	for i := 0; i < n; i++ {
+		cl.out = resp.AppendError(cl.out, msg)
+	}
+	cl.need = 0
 }
 
 // logError is the -MISCONF reply for writes while the log is failing, or "".
@@ -723,7 +710,7 @@ func (srv *Server) installPersistHooks() {
 	})
 	cfg.OnApply("appendonly", func() error {
 		if cfg.AppendOnly() && srv.persist == nil {
-			return errors.New("turning the AOF on at run time is not supported yet (the new AOF must start from a rewrite of the data set in memory): restart the server with appendonly yes")
+			return srv.startAppendOnly()
 		}
 		return nil
 	})
@@ -743,6 +730,27 @@ func configSetAllShards(argv [][]byte) bool {
 		}
 	}
 	return false
+}
+
+// startAppendOnly is CONFIG SET appendonly yes (Redis's startAppendOnly):
+// a new log starts (whatever an earlier run left in the folder is dropped:
+// the data set in memory is the truth) and a rewrite begins at once, whose
+// image of the data set becomes the new base. Writes from now on are logged
+// (and, under always, their replies wait for the fsync) in the new
+// incremental file. Every loop is parked.
+func (srv *Server) startAppendOnly() error {
+	if err := srv.attachLog(true); err != nil {
+		srv.log.Warningf("Redis needs to enable the AOF but can't open the append only file: %v", err)
+		return errors.New("ERR Unable to turn on AOF. Check server logs.")
+	}
+	for _, l := range srv.loops {
+		l.sh.OnExpired = nil // set per command by the loops from now on
+	}
+	if err := srv.startRewrite(); err != nil {
+		srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+	}
+	srv.log.Noticef("AOF turned on by CONFIG SET appendonly yes")
+	return nil
 }
 
 // stopAppendOnly is CONFIG SET appendonly no (Redis's stopAppendOnly): the

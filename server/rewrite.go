@@ -14,6 +14,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -44,27 +45,44 @@ func cmdBgrewriteaof(x *Exec, argv [][]byte) {
 		x.Err("ERR redshard rewrites the append only file only when appendonly is yes")
 		return
 	}
-	if !srv.rw.active.CompareAndSwap(false, true) {
-		x.Err("ERR Background append only file rewriting already in progress")
+	if x.InMulti && x.cl != nil { // inside EXEC: cut after its block (multi.go)
+		if srv.rw.active.Load() {
+			x.Err("ERR Background append only file rewriting already in progress")
+			return
+		}
+		x.cl.multi.rewriteAfter = true
+		x.Simple("Background append only file rewriting scheduled")
 		return
 	}
 	// What this loop logged earlier in the event belongs before the cut.
 	x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
 	x.loop.submit()
+	if err := srv.startRewrite(); err != nil {
+		x.Err(err.Error())
+		return
+	}
+	x.Simple("Background append only file rewriting started")
+}
+
+// startRewrite makes the cut and starts every shard's image. Every loop is
+// parked, and what the loops logged so far is submitted.
+func (srv *Server) startRewrite() error {
+	if !srv.rw.active.CompareAndSwap(false, true) {
+		return errors.New("ERR Background append only file rewriting already in progress")
+	}
 	r, err := srv.persist.log.StartRewrite()
 	if err != nil {
 		srv.rw.active.Store(false)
 		srv.rw.lastOK.Store(false)
 		srv.rw.failures.Add(1)
-		x.Err("ERR Background append only file rewriting error: " + err.Error())
-		return
+		return errors.New("ERR Background append only file rewriting error: " + err.Error())
 	}
 	srv.rw.started.Store(time.Now().UnixMilli())
 	srv.rw.remaining.Store(int32(len(srv.loops)))
 	for _, l := range srv.loops {
 		l.startRewrite(r)
 	}
-	x.Simple("Background append only file rewriting started")
+	return nil
 }
 
 // startRewrite runs while every loop is parked: it starts the shard's image

@@ -57,6 +57,7 @@ type Server struct {
 
 	stats       serverStats
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
+	obs         obsState    // SLOWLOG, LATENCY, MONITOR, metrics (obs.go)
 
 	persist    *persist // the AOF, nil when appendonly is no
 	rw         rewriteStatus
@@ -73,6 +74,10 @@ type Server struct {
 	shutdownOnce sync.Once
 	shutdownErr  chan error
 	lastSave     atomic.Int64
+
+	memStartup  int64          // used_memory_startup
+	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit, -1: nothing fits
+	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -100,6 +105,8 @@ type Loop struct {
 	tickValid bool
 
 	stats loopStats
+	ps    loopPubsub // inbox and notification queue (pubsub.go)
+	obs   loopObs    // slowlog ring, latency histograms (obs.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
@@ -117,6 +124,7 @@ type Loop struct {
 // server commands, the client, its loop and the server.
 type Exec struct {
 	shard.Ctx
+	mask      uint64 // the shards the running command may touch
 	cl        *Client
 	loop      *Loop
 	srv       *Server
@@ -166,6 +174,9 @@ func Run(cfg *Config, log *Logger) error {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initMemory()
+	srv.initPubsub()
+	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
@@ -212,6 +223,9 @@ func Run(cfg *Config, log *Logger) error {
 		srv.log.Noticef("Ready to accept connections tcp")
 	}
 	srv.startBackground()
+	if err := srv.startMetrics(); err != nil { // Prometheus endpoint (metrics.go)
+		srv.log.Warningf("Could not start the metrics endpoint: %v", err)
+	}
 
 	select {
 	case err := <-errc:
@@ -536,6 +550,7 @@ func (cl *Client) writeOut() {
 		cl.out = cl.out[:0]
 		return
 	}
+	cl.beforeWrite() // MONITOR lines held for it, output buffer limits (obuf.go)
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		_, _ = cl.c.Write(cl.out)

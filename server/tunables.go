@@ -16,12 +16,20 @@ func (srv *Server) initTunables() {
 		t.ZsetMaxListpackValue.Store(cfg.zsetMaxListpackValue.Load())
 		t.ListMaxListpackSize.Store(cfg.listMaxListpackSize.Load())
 		t.ListCompressDepth.Store(cfg.listCompressDepth.Load())
+		t.ProtoMaxBulkLen.Store(cfg.protoMaxBulkLen.Load())
+		t.HLLSparseMaxBytes.Store(cfg.hllSparseMaxBytes.Load())
 		t.NotifyFlags.Store(uint32(cfg.notifyFlags.Load()))
+		t.MaxmemoryPolicy.Store(cfg.maxmemoryPolicy.Load())
+		t.MaxmemorySamples.Store(cfg.maxmemorySamples.Load())
+		t.MaxmemoryEvictionTenacity.Store(cfg.maxmemoryEvictionTenacity.Load())
+		t.LFULogFactor.Store(cfg.lfuLogFactor.Load())
+		t.LFUDecayTime.Store(cfg.lfuDecayTime.Load())
 	}
 	sync()
 	for _, name := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
-		"notify-keyspace-events"} {
+		"notify-keyspace-events", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
+		"lfu-log-factor", "lfu-decay-time", "proto-max-bulk-len", "hll-sparse-max-bytes"} {
 		cfg.OnChange(name, sync)
 	}
 }

@@ -6,6 +6,12 @@ var Commands = concatCommands(
 	stringCommands,
 	keyCommands,
 	listCommands,
+	memoryCommands,
+	bitmapCommands,
+	hllCommands,
+	setCommands,
+	hashCommands,
+	zsetCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {

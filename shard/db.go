@@ -199,8 +199,22 @@ func (db *DB) LRU(slot int32) uint32 { return db.at(slot).lru }
 // Touch records an access.
 func (db *DB) Touch(slot int32) {
 	if !db.sh.NoTouch {
-		db.at(slot).lru = uint32(db.sh.Now() / 1000)
+		e := db.at(slot)
+		if lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
+			e.lru = db.sh.lfuTouch(e.lru)
+		} else {
+			e.lru = uint32(db.sh.Now() / 1000)
+		}
 	}
+}
+
+// newLRU is the access field of a new key: the LRU clock, or the initial
+// LFU counter under an LFU policy.
+func (db *DB) newLRU() uint32 {
+	if lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
+		return lfuInit(db.sh.Now())
+	}
+	return uint32(db.sh.Now() / 1000)
 }
 
 func (db *DB) newSlot() int32 {
@@ -224,12 +238,14 @@ func (db *DB) insert(key []byte, h uint64, typ uint8, vlen int) int32 {
 	kv := db.sh.Slab.Alloc(len(key) + vlen)
 	copy(db.sh.Slab.Bytes(kv, len(key)), key)
 	e := db.at(slot)
-	*e = entry{kv: kv, klen: uint32(len(key)), typ: typ, xpos: -1, live: true, lru: uint32(db.sh.Now() / 1000), rwEpoch: db.sh.rwEpoch}
+	*e = entry{kv: kv, klen: uint32(len(key)), typ: typ, xpos: -1, live: true, lru: db.newLRU(), rwEpoch: db.sh.rwEpoch}
 	e.next = -1
 	db.index.insert(fingerprint(h), slot)
 	db.memoH, db.memoSlot, db.memoOK = h, slot, true
 	db.count++
+	db.sh.nkeys++
 	db.sh.keysChanged++
+	db.touch(key, false) // WATCH (watch.go)
 	db.signalReady(key, typ)
 	return slot
 }
@@ -245,6 +261,7 @@ func (db *DB) SetStr(key, val []byte, keepTTL bool) int32 {
 		e.vlen = uint32(len(val))
 		copy(db.sh.Slab.Bytes(e.kv, len(key)+len(val))[len(key):], val)
 		e.enc = strEncoding(val)
+		db.Notify(NotifyNew, "new", key) // Redis's dbAdd; an overwrite is not new
 		return slot
 	}
 	db.replaceStr(slot, val)
@@ -258,6 +275,7 @@ func (db *DB) SetStr(key, val []byte, keepTTL bool) int32 {
 // replaceStr overwrites a slot's value with a string, in place when it fits.
 func (db *DB) replaceStr(slot int32, val []byte) {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
 	if e.typ != TypeString {
 		db.sh.freeObj(e.vlen)
@@ -282,6 +300,7 @@ func (db *DB) replaceStr(slot int32, val []byte) {
 // APPEND and SETRANGE use it; the encoding becomes raw as in Redis.
 func (db *DB) ResizeStr(slot int32, n int) []byte {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
 	old := int(e.klen) + int(e.vlen)
 	need := int(e.klen) + n
@@ -306,19 +325,25 @@ func (db *DB) ResizeStr(slot int32, n int) []byte {
 func (db *DB) SetObj(key []byte, typ uint8, enc uint8, obj Object) int32 {
 	h := Hash(key)
 	slot := db.find(key, h)
-	if slot >= 0 {
+	existed := slot >= 0
+	if existed {
 		db.Delete(slot)
 	}
 	slot = db.insert(key, h, typ, 0)
 	e := db.at(slot)
 	e.vlen = db.sh.newObj(obj)
 	e.enc = enc
+	db.memNew(slot)
+	if !existed {
+		db.Notify(NotifyNew, "new", key) // Redis's dbAdd; an overwrite is not new
+	}
 	return slot
 }
 
 // SetExpiry sets (ms > 0) or clears (ms == 0) a slot's expiry.
 func (db *DB) SetExpiry(slot int32, ms int64) {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
 	if ms != 0 && e.xpos < 0 {
 		e.xpos = int32(len(db.expiring))
@@ -351,6 +376,7 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 		db.memoOK = false
 	}
 	db.index.remove(fingerprint(h), slot)
+	db.touch(key, true) // WATCH (watch.go): the key is gone from the index
 	if e.xpos >= 0 {
 		db.dropExpiring(e)
 	}
@@ -358,6 +384,7 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 		db.sh.Slab.Free(e.kv, int(e.klen)+int(e.vlen))
 	} else {
 		db.sh.Slab.Free(e.kv, int(e.klen))
+		db.memGone(slot, e)
 		if freeObj {
 			db.sh.freeObj(e.vlen)
 		}
@@ -365,6 +392,7 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 	*e = entry{next: db.free, xpos: -1}
 	db.free = slot
 	db.count--
+	db.sh.nkeys--
 	db.sh.keysChanged++
 }
 
@@ -405,6 +433,7 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 			// Another shard (RENAME across shards): the value changes object table.
 			dst.at(ns).vlen = dst.sh.newObj(db.sh.objs[e.vlen])
 		}
+		dst.memNew(ns)
 	}
 	ne := dst.at(ns)
 	ne.enc, ne.lru = e.enc, e.lru
@@ -412,11 +441,13 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 		dst.SetExpiry(ns, e.exp)
 	}
 	db.unlink(slot, dst.sh != db.sh)
+	dst.Notify(NotifyNew, "new", newKey) // RENAME and MOVE add the key with dbAdd
 	return ns
 }
 
 // Flush removes every key.
 func (db *DB) Flush() {
+	db.sh.touchAll(db.ID, db, nil) // WATCH (watch.go)
 	if db.sh.rw != nil {
 		db.sh.RewriteAll() // the image is the state at the cut
 	}
@@ -435,6 +466,7 @@ func (db *DB) Flush() {
 	db.count = 0
 	db.sh.keysChanged++
 	*db = DB{ID: db.ID, sh: db.sh, free: -1}
+	db.sh.recountMem()
 	flushed()
 }
 
@@ -494,6 +526,7 @@ func (db *DB) Read(key []byte) int32 {
 	slot := db.Lookup(key)
 	if slot < 0 {
 		db.sh.Stats.KeyspaceMisses++
+		db.Notify(NotifyKeyMiss, "keymiss", key)
 		return -1
 	}
 	db.sh.Stats.KeyspaceHits++

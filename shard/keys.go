@@ -42,12 +42,6 @@ var keyCommands = []Command{
 	{Name: "object|help", Run: cmdObjectHelp},
 }
 
-// LFUPolicy reports whether maxmemory-policy is an LFU one (OBJECT FREQ and
-// IDLETIME depend on it). The server sets it; the default says no.
-var LFUPolicy = func() bool { return false }
-
-func lfuPolicy() bool { return LFUPolicy != nil && LFUPolicy() }
-
 // Error replies of this file, as Redis spells them.
 const (
 	errSameObject    = "ERR source and destination objects are the same"
@@ -64,8 +58,19 @@ var (
 )
 
 // lookupNoTouch is Redis's lookupKeyReadWithFlags(LOOKUP_NOTOUCH): lazy
-// expiry and hit/miss statistics, but the access time is left alone.
+// expiry, hit/miss statistics and the keymiss event, but the access time is
+// left alone.
 func lookupNoTouch(db *DB, key []byte) int32 {
+	slot := lookupNoNotify(db, key)
+	if slot < 0 {
+		db.Notify(NotifyKeyMiss, "keymiss", key)
+	}
+	return slot
+}
+
+// lookupNoNotify is lookupNoTouch without the keymiss event (OBJECT's
+// LOOKUP_NOTOUCH|LOOKUP_NONOTIFY).
+func lookupNoNotify(db *DB, key []byte) int32 {
 	slot := db.Lookup(key)
 	if slot < 0 {
 		db.sh.Stats.KeyspaceMisses++
@@ -113,7 +118,8 @@ func dbIndexArg(c *Ctx, b []byte) (int, bool) {
 func cmdDel(c *Ctx, argv [][]byte) {
 	n := 0
 	for _, key := range argv[1:] {
-		if c.DBOf(key).DeleteKey(key) {
+		if db := c.DBOf(key); db.DeleteKey(key) {
+			db.Notify(NotifyGeneric, "del", key)
 			n++
 		}
 	}
@@ -194,6 +200,8 @@ func renameGeneric(c *Ctx, argv [][]byte, nx bool) {
 	// MoveTo replaces newkey and carries type, value, encoding, access
 	// time and expiry, across shards too.
 	src.MoveTo(slot, dst, newkey)
+	src.Notify(NotifyGeneric, "rename_from", key)
+	dst.Notify(NotifyGeneric, "rename_to", newkey)
 	c.Dirty(1)
 	if nx {
 		c.Int(1)
@@ -233,9 +241,13 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 		return
 	}
 	dst := c.Shards[ShardOf(newkey, len(c.Shards))].DBs[dbid]
-	if dst.Write(newkey) >= 0 && !replace {
-		c.Int(0)
-		return
+	if old := dst.Write(newkey); old >= 0 {
+		if !replace {
+			c.Int(0)
+			return
+		}
+		// Replaced as Redis does (delete, then add): the key is "new".
+		dst.Delete(old)
 	}
 	exp, typ, enc := src.Expiry(slot), src.Type(slot), src.Encoding(slot)
 	var ns int32
@@ -249,6 +261,7 @@ func cmdCopy(c *Ctx, argv [][]byte) {
 	if exp != 0 {
 		dst.SetExpiry(ns, exp)
 	}
+	dst.Notify(NotifyGeneric, "copy_to", newkey)
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -272,6 +285,8 @@ func cmdMove(c *Ctx, argv [][]byte) {
 		return
 	}
 	src.MoveTo(slot, dst, key)
+	src.Notify(NotifyGeneric, "move_from", key)
+	dst.Notify(NotifyGeneric, "move_to", key)
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -407,6 +422,7 @@ func expireGeneric(c *Ctx, argv [][]byte, name string, base int64, seconds bool)
 		// that follows removes the key.)
 		db.Delete(slot)
 		c.Propagate(argDEL, key)
+		db.Notify(NotifyGeneric, "del", key)
 		c.Int(1)
 		return
 	}
@@ -424,6 +440,7 @@ func expireGeneric(c *Ctx, argv [][]byte, name string, base int64, seconds bool)
 		prop = append(prop, argv[3:]...)
 		c.Propagate(prop...)
 	}
+	db.Notify(NotifyGeneric, "expire", key)
 	c.Int(1)
 }
 
@@ -481,6 +498,7 @@ func cmdPersist(c *Ctx, argv [][]byte) {
 		return
 	}
 	db.SetExpiry(slot, 0)
+	db.Notify(NotifyGeneric, "persist", argv[1])
 	c.Dirty(1)
 	c.Int(1)
 }
@@ -627,14 +645,18 @@ func cmdScan(c *Ctx, argv [][]byte) {
 		}
 		expired := db.Expired(slot)
 		if useTyp {
-			// Redis looks the key up to learn its type (counting a hit or miss).
+			// Redis looks the key up to learn its type (counting a hit or
+			// miss, and firing expired then keymiss for a stale key).
 			if expired {
 				db.sh.Stats.KeyspaceMisses++
-			} else {
-				db.sh.Stats.KeyspaceHits++
-				if !EqualFold(typ, typeName(db.Type(slot))) {
-					continue
-				}
+				key := append([]byte(nil), db.Key(slot)...)
+				db.expireSlot(slot)
+				db.Notify(NotifyKeyMiss, "keymiss", key)
+				continue
+			}
+			db.sh.Stats.KeyspaceHits++
+			if !EqualFold(typ, typeName(db.Type(slot))) {
+				continue
 			}
 		}
 		if expired {
@@ -749,7 +771,7 @@ func cmdFlushall(c *Ctx, argv [][]byte) {
 // replying null when it is missing.
 func objectLookup(c *Ctx, argv [][]byte) (*DB, int32) {
 	db := c.DBOf(argv[2])
-	slot := lookupNoTouch(db, argv[2])
+	slot := lookupNoNotify(db, argv[2])
 	if slot < 0 {
 		c.Null()
 	}
@@ -794,7 +816,7 @@ func cmdObjectIdletime(c *Ctx, argv [][]byte) {
 	if slot < 0 {
 		return
 	}
-	if lfuPolicy() {
+	if lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
 		c.Err(errLFU)
 		return
 	}
@@ -809,11 +831,11 @@ func cmdObjectFreq(c *Ctx, argv [][]byte) {
 	if slot < 0 {
 		return
 	}
-	if !lfuPolicy() {
+	if !lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
 		c.Err(errNoLFU)
 		return
 	}
-	c.Int(int64(db.LRU(slot) & 0xff))
+	c.Int(db.LFUFreq(slot))
 }
 
 var objectHelp = []string{

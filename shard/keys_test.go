@@ -1273,7 +1273,6 @@ func TestRandomkeyReachesEveryShard(t *testing.T) {
 }
 
 func TestObjectIdletimeAndFreq(t *testing.T) {
-	defer func(f func() bool) { LFUPolicy = f }(LFUPolicy)
 	c := ksCtx(3)
 	ksDo(t, c, "set", "k", "v")
 	setNow(c, ksNow+5000)
@@ -1291,14 +1290,21 @@ func TestObjectIdletimeAndFreq(t *testing.T) {
 	if got := ksDo(t, c, "object", "idletime", "k"); got != ksZero {
 		t.Fatalf("idletime after TOUCH %q", got)
 	}
-	LFUPolicy = func() bool { return true }
+	for _, sh := range c.Shards {
+		sh.Cfg.MaxmemoryPolicy.Store(PolicyAllkeysLFU)
+	}
 	if got := ksDo(t, c, "object", "idletime", "k"); got != ksErr(errLFU) {
 		t.Fatalf("idletime under LFU %q", got)
 	}
 	db := c.DBOf([]byte("k"))
-	db.at(db.Peek([]byte("k"))).lru = 0xabcd05
-	if got := ksDo(t, c, "object", "freq", "k"); got != ":5\r\n" {
+	db.at(db.Peek([]byte("k"))).lru = lfuMinutes(ksNow+5000)<<8 | 7
+	if got := ksDo(t, c, "object", "freq", "k"); got != ":7\r\n" {
 		t.Fatalf("freq under LFU %q", got)
+	}
+	// Three minutes later, at lfu-decay-time 1, the counter has lost three.
+	setNow(c, ksNow+5000+3*60000)
+	if got := ksDo(t, c, "object", "freq", "k"); got != ":4\r\n" {
+		t.Fatalf("freq three minutes later %q", got)
 	}
 }
 

@@ -24,6 +24,10 @@ type Object interface {
 // (HSET on an existing hash, LPUSH on an existing list, ...).
 func (db *DB) Modify(slot int32) {
 	db.rwBefore(slot)
+	db.touchSlot(slot) // WATCH (watch.go)
+	if e := db.at(slot); e.typ != TypeString {
+		db.memOut(slot, e)
+	}
 }
 
 // Tunables are the config values the data types read: encoding thresholds
@@ -37,8 +41,16 @@ type Tunables struct {
 	ZsetMaxListpackValue   atomic.Int64 // zset-max-listpack-value (64)
 	ListMaxListpackSize    atomic.Int64 // list-max-listpack-size (-2)
 	ListCompressDepth      atomic.Int64 // list-compress-depth (0)
+	ProtoMaxBulkLen        atomic.Int64 // proto-max-bulk-len (512mb): bit offsets stay below it
+	HLLSparseMaxBytes      atomic.Int64 // hll-sparse-max-bytes (3000)
 	// NotifyFlags is notify-keyspace-events as a mask of Notify* bits.
 	NotifyFlags atomic.Uint32
+
+	MaxmemoryPolicy           atomic.Int64 // maxmemory-policy, a Policy* value
+	MaxmemorySamples          atomic.Int64 // maxmemory-samples (5)
+	MaxmemoryEvictionTenacity atomic.Int64 // maxmemory-eviction-tenacity (10)
+	LFULogFactor              atomic.Int64 // lfu-log-factor (10)
+	LFUDecayTime              atomic.Int64 // lfu-decay-time (1)
 }
 
 // DefaultTunables returns Redis's defaults.
@@ -50,6 +62,13 @@ func DefaultTunables() *Tunables {
 	t.ZsetMaxListpackEntries.Store(128)
 	t.ZsetMaxListpackValue.Store(64)
 	t.ListMaxListpackSize.Store(-2)
+	t.MaxmemoryPolicy.Store(PolicyNoEviction)
+	t.MaxmemorySamples.Store(5)
+	t.MaxmemoryEvictionTenacity.Store(10)
+	t.LFULogFactor.Store(10)
+	t.LFUDecayTime.Store(1)
+	t.ProtoMaxBulkLen.Store(512 << 20)
+	t.HLLSparseMaxBytes.Store(3000)
 	return t
 }
 
@@ -77,7 +96,7 @@ const (
 // the change. The server's hook publishes it; it must not touch the keyspace.
 func (db *DB) Notify(class int, event string, key []byte) {
 	s := db.sh
-	if s.OnNotify != nil && s.Cfg.NotifyFlags.Load()&uint32(class) != 0 {
+	if s.Cfg.NotifyFlags.Load()&uint32(class) != 0 && s.OnNotify != nil && !s.Loading {
 		s.OnNotify(db.ID, class, event, key)
 	}
 }

@@ -29,8 +29,19 @@ type Shard struct {
 
 	keysChanged uint64
 
+	// Memory accounting (evict.go).
+	nkeys       int
+	objMem      int64
+	memPend     []memPending
+	evictNextDB int
+
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8
+
+	// WATCH registry, per database index (watch.go); watchN counts the
+	// registrations, so that a change costs nothing when there are none.
+	watched []watchMap
+	watchN  int
 
 	Stats Stats
 
@@ -100,6 +111,7 @@ func (s *Shard) onExpired(db *DB, key []byte) {
 	if s.OnExpired != nil {
 		s.OnExpired(db, key)
 	}
+	db.Notify(NotifyExpired, "expired", key)
 }
 
 func (s *Shard) newObj(o Object) uint32 {
@@ -123,6 +135,8 @@ func (s *Shard) SwapDB(a, b int) {
 	if s.rw != nil {
 		s.RewriteAll()
 	}
+	s.touchAll(a, s.DBs[a], s.DBs[b]) // WATCH (watch.go)
+	s.touchAll(b, s.DBs[b], s.DBs[a])
 	s.DBs[a], s.DBs[b] = s.DBs[b], s.DBs[a]
 	s.DBs[a].ID, s.DBs[b].ID = a, b
 	s.keysChanged++
@@ -137,9 +151,11 @@ func (s *Shard) FlushAll() {
 		s.RewriteAll()
 	}
 	for i := range s.DBs {
+		s.touchAll(i, s.DBs[i], nil) // WATCH (watch.go)
 		s.DBs[i] = newDB(s, i)
 	}
 	s.objs, s.objFree = nil, nil
+	s.nkeys, s.objMem, s.memPend = 0, 0, nil
 	s.Slab.Reset()
 	s.keysChanged++
 	flushed()

@@ -7,9 +7,16 @@ import (
 
 // String commands (Redis 7.0 t_string.c).
 
-// MaxStringLen is proto-max-bulk-len: the largest string APPEND and SETRANGE
-// may build. The server sets it from its configuration.
-var MaxStringLen int64 = 512 << 20
+// maxStringBytes is the longest string value an entry can hold (its length
+// is a uint32).
+const maxStringBytes = 1<<32 - 1
+
+// maxStringLen is the largest string APPEND, SETRANGE and LCS may build:
+// proto-max-bulk-len (CONFIG SET changes it), and never more than an entry
+// can hold.
+func (c *Ctx) maxStringLen() int64 {
+	return min(c.Shards[0].Cfg.ProtoMaxBulkLen.Load(), maxStringBytes)
+}
 
 var stringCommands = []Command{
 	{Name: "get", Run: cmdGet},
@@ -242,10 +249,13 @@ func setGeneric(c *Ctx, argv [][]byte, flags int, key, val, expire []byte, cmd s
 		// A time already past is stored as it is and expires lazily, as in
 		// Redis 7.0 (later versions delete at once).
 		slot = db.SetStr(key, val, false)
+		db.Notify(NotifyString, "set", key)
 		db.SetExpiry(slot, ms)
 		c.Propagate(wordSET, key, val, wordPXAT, formatInt(ms))
+		db.Notify(NotifyGeneric, "expire", key)
 	default:
 		db.SetStr(key, val, flags&optKeepTTL != 0)
+		db.Notify(NotifyString, "set", key)
 		if get {
 			// Log the command without its GET options.
 			args := make([][]byte, 0, len(argv))
@@ -297,12 +307,15 @@ func cmdGetex(c *Ctx, argv [][]byte) {
 	case flags&(optEXAT|optPXAT) != 0 && alreadyExpired(c, db, ms):
 		db.Delete(slot)
 		c.Propagate(wordDEL, key)
+		db.Notify(NotifyGeneric, "del", key)
 	case expire != nil:
 		db.SetExpiry(slot, ms)
 		c.Propagate(wordPEXPIREAT, key, formatInt(ms))
+		db.Notify(NotifyGeneric, "expire", key)
 	case flags&optPersist != 0 && db.Expiry(slot) != 0:
 		db.SetExpiry(slot, 0)
 		c.Propagate(wordPERSIST, key)
+		db.Notify(NotifyGeneric, "persist", key)
 	}
 }
 
@@ -315,6 +328,7 @@ func cmdGetdel(c *Ctx, argv [][]byte) {
 	}
 	db.Delete(slot)
 	c.Propagate(wordDEL, key)
+	db.Notify(NotifyGeneric, "del", key)
 }
 
 func cmdGetset(c *Ctx, argv [][]byte) {
@@ -324,6 +338,7 @@ func cmdGetset(c *Ctx, argv [][]byte) {
 		return
 	}
 	db.SetStr(key, argv[2], false)
+	db.Notify(NotifyString, "set", key)
 	c.Propagate(wordSET, key, argv[2])
 }
 
@@ -348,6 +363,7 @@ func cmdMset(c *Ctx, argv [][]byte) {
 		db := c.DBOf(argv[j])
 		db.Write(argv[j]) // expire a stale key first, as setKey does
 		db.SetStr(argv[j], argv[j+1], false)
+		db.Notify(NotifyString, "set", argv[j])
 	}
 	c.Dirty(len(argv) / 2)
 	c.OK()
@@ -365,7 +381,9 @@ func cmdMsetnx(c *Ctx, argv [][]byte) {
 		}
 	}
 	for j := 1; j < len(argv); j += 2 {
-		c.DBOf(argv[j]).SetStr(argv[j], argv[j+1], false)
+		db := c.DBOf(argv[j])
+		db.SetStr(argv[j], argv[j+1], false)
+		db.Notify(NotifyString, "set", argv[j])
 	}
 	c.Dirty(len(argv) / 2)
 	c.Int(1)
@@ -420,6 +438,7 @@ func incrDecr(c *Ctx, key []byte, incr int64) {
 	v += incr
 	var buf [20]byte
 	db.SetStr(key, strconv.AppendInt(buf[:0], v, 10), true)
+	db.Notify(NotifyString, "incrby", key)
 	c.Dirty(1)
 	c.Int(v)
 }
@@ -461,6 +480,7 @@ func cmdIncrbyfloat(c *Ctx, argv [][]byte) {
 	} else {
 		db.SetEncoding(slot, EncRaw)
 	}
+	db.Notify(NotifyString, "incrbyfloat", key)
 	c.Bulk(text)
 	// Logged as a SET of the result, so replicas and AOF replays cannot
 	// diverge on float precision or formatting.
@@ -468,9 +488,9 @@ func cmdIncrbyfloat(c *Ctx, argv [][]byte) {
 }
 
 // checkStringLength replies with an error and returns false when a string of
-// size bytes growing by add bytes would exceed MaxStringLen.
+// size bytes growing by add bytes would exceed the longest allowed string.
 func checkStringLength(c *Ctx, size, add int64) bool {
-	if add > MaxStringLen || size > MaxStringLen-add {
+	if max := c.maxStringLen(); add > max || size > max-add {
 		c.Err(errStringTooLong)
 		return false
 	}
@@ -497,6 +517,7 @@ func cmdAppend(c *Ctx, argv [][]byte) {
 		total = old + len(add)
 		copy(db.ResizeStr(slot, total)[old:], add)
 	}
+	db.Notify(NotifyString, "append", key)
 	c.Dirty(1)
 	c.Int(int64(total))
 }
@@ -552,6 +573,7 @@ func cmdSetrange(c *Ctx, argv [][]byte) {
 	}
 	n := max(len(db.Str(slot)), int(offset)+len(val))
 	copy(db.ResizeStr(slot, n)[offset:], val)
+	db.Notify(NotifyString, "setrange", key)
 	c.Dirty(1)
 	c.Int(int64(n))
 }
@@ -646,7 +668,7 @@ func cmdLcs(c *Ctx, argv [][]byte) {
 		c.Err(errLcsTooLong)
 		return
 	}
-	if (int64(len(a))+1)*(int64(len(b))+1)*4 > MaxStringLen {
+	if (int64(len(a))+1)*(int64(len(b))+1)*4 > c.maxStringLen() {
 		c.Err(errLcsMemory)
 		return
 	}

@@ -1047,9 +1047,7 @@ func TestIncrbyfloatHugeValueMatchesLongDouble(t *testing.T) {
 
 func TestAppendLimitIsProtoMaxBulkLen(t *testing.T) {
 	c := newStringCtx(1)
-	old := MaxStringLen
-	MaxStringLen = 10
-	defer func() { MaxStringLen = old }()
+	c.Shards[0].Cfg.ProtoMaxBulkLen.Store(10)
 	do(t, c, "SET", "k", "12345")
 	if got := do(t, c, "APPEND", "k", "67890"); got != num(10) {
 		t.Errorf("APPEND to the limit: %q", got)

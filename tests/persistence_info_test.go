@@ -195,13 +195,10 @@ func TestConfigSetAppendonlyAtRunTime(t *testing.T) {
 		t.Errorf("INFO shows aof_current_size with the AOF off")
 	}
 	// The server goes on without the log: writes from every shard answer.
-	for _, k := range spreadKeys("after", 3, 20) {
+	afterKeys := spreadKeys("after", 3, 20)
+	for _, k := range afterKeys {
 		rc.do(resp("SET", k, "x"), "+OK\r\n")
 	}
-	rc.do(resp("CONFIG", "SET", "appendonly", "yes"),
-		"-ERR CONFIG SET failed (possibly related to argument 'appendonly') - turning the AOF on at run time is not supported yet (the new AOF must start from a rewrite of the data set in memory): restart the server with appendonly yes\r\n")
-	rc.do(resp("CONFIG", "GET", "appendonly"), "*2\r\n"+bulk("appendonly")+bulk("no"))
-	rc.do(resp("CONFIG", "SET", "appendonly", "no"), "+OK\r\n")
 	s.stop()
 
 	// The AOF holds everything up to the switch, and nothing after it.
@@ -213,6 +210,40 @@ func TestConfigSetAppendonlyAtRunTime(t *testing.T) {
 	rc2.do(resp("GET", "last"), bulk("1"))
 	rc2.do(resp("EXISTS", "after-0"), ":0\r\n")
 	rc2.do(resp("DBSIZE"), fmt.Sprintf(":%d\r\n", len(keys)+1))
+
+	// Off, write, on again: the new log starts from the data set in memory
+	// (a rewrite), and what an earlier run left is dropped.
+	rc2.do(resp("CONFIG", "SET", "appendonly", "no"), "+OK\r\n")
+	for _, k := range afterKeys {
+		rc2.do(resp("SET", k, "x"), "+OK\r\n")
+	}
+	rc2.do(resp("DEL", keys[0]), ":1\r\n")
+	rc2.do(resp("CONFIG", "SET", "appendonly", "yes"), "+OK\r\n")
+	rc2.do(resp("SET", "later", "y"), "+OK\r\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for piInfo(t, rc2, "persistence")["aof_rewrite_in_progress"] != "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("the rewrite started by CONFIG SET appendonly yes did not finish in 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m := piInfo(t, rc2, "persistence"); m["aof_enabled"] != "1" || m["aof_last_bgrewrite_status"] != "ok" {
+		t.Errorf("after CONFIG SET appendonly yes: aof_enabled:%s aof_last_bgrewrite_status:%s", m["aof_enabled"], m["aof_last_bgrewrite_status"])
+	}
+	rc2.do(resp("SET", "later2", "z"), "+OK\r\n")
+	s2.kill9()
+	s3 := startServerIn(t, dir, "--appendonly", "yes", "--shards", "3")
+	rc3 := s3.raw(t)
+	rc3.do(resp("EXISTS", keys[0]), ":0\r\n")
+	for _, k := range keys[1:] {
+		rc3.do(resp("GET", k), bulk("v-"+k))
+	}
+	for _, k := range afterKeys {
+		rc3.do(resp("GET", k), bulk("x"))
+	}
+	rc3.do(resp("GET", "later"), bulk("y"))
+	rc3.do(resp("GET", "later2"), bulk("z"))
+	rc3.do(resp("DBSIZE"), fmt.Sprintf(":%d\r\n", len(keys)-1+1+len(afterKeys)+2))
 }
 
 func TestDebugLoadAOF(t *testing.T) {

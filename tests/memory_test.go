@@ -1,0 +1,165 @@
+package tests
+
+// maxmemory end to end: eviction keeps used_memory at the limit, noeviction
+// answers -OOM, evicted keys are logged to the AOF as DEL.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func memInfo(t *testing.T, c *redis.Client) map[string]int64 {
+	t.Helper()
+	out, err := c.Info(context.Background(), "memory", "stats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]int64{}
+	for _, line := range strings.Split(out, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				m[k] = n
+			}
+		}
+	}
+	return m
+}
+
+// fill writes n keys of 100-byte values in pipelines of 1000 and returns
+// the errors the writes got.
+func fill(t *testing.T, c *redis.Client, prefix string, n int) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	val := strings.Repeat("v", 100)
+	errs := map[string]int{}
+	for i := 0; i < n; i += 1000 {
+		p := c.Pipeline()
+		for j := i; j < i+1000 && j < n; j++ {
+			p.Set(ctx, fmt.Sprintf("%s:%d", prefix, j), val, 0)
+		}
+		cmds, _ := p.Exec(ctx)
+		for _, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				errs[err.Error()]++
+			}
+		}
+	}
+	return errs
+}
+
+func TestMaxmemoryAllkeysLRU(t *testing.T) {
+	const limit = 8 << 20
+	s := startServer(t, "--shards", "4", "--maxmemory", strconv.Itoa(limit), "--maxmemory-policy", "allkeys-lru")
+	c := s.client(t, 2)
+	if errs := fill(t, c, "k", 150_000); len(errs) > 0 {
+		t.Fatalf("writes failed under allkeys-lru: %v", errs)
+	}
+	m := memInfo(t, c)
+	if m["used_memory"] > limit*105/100 || m["used_memory"] < limit*80/100 {
+		t.Errorf("used_memory %d after filling past maxmemory %d", m["used_memory"], limit)
+	}
+	n, _ := c.DBSize(context.Background()).Result()
+	if m["evicted_keys"] == 0 || n+m["evicted_keys"] != 150_000 {
+		t.Errorf("%d keys left, %d evicted, of 150000 written", n, m["evicted_keys"])
+	}
+	// The most recently written keys are the ones kept.
+	recent := 0
+	for i := 149_000; i < 150_000; i++ {
+		if c.Exists(context.Background(), fmt.Sprintf("k:%d", i)).Val() == 1 {
+			recent++
+		}
+	}
+	if recent < 990 {
+		t.Errorf("only %d of the last 1000 keys written are still there", recent)
+	}
+	t.Logf("used_memory %d (limit %d), rss %d, %d keys, %d evicted", m["used_memory"], limit, m["used_memory_rss"], n, m["evicted_keys"])
+}
+
+func TestMaxmemoryNoeviction(t *testing.T) {
+	const limit = 8 << 20
+	s := startServer(t, "--shards", "2", "--maxmemory", strconv.Itoa(limit))
+	c := s.client(t, 2)
+	ctx := context.Background()
+	errs := fill(t, c, "k", 100_000)
+	const oom = "OOM command not allowed when used memory > 'maxmemory'."
+	if errs[oom] == 0 || len(errs) != 1 {
+		t.Fatalf("writes past maxmemory under noeviction got %v, want only %q", errs, oom)
+	}
+	m := memInfo(t, c)
+	if m["evicted_keys"] != 0 || m["used_memory"] > limit*105/100 {
+		t.Fatalf("noeviction: evicted_keys %d, used_memory %d", m["evicted_keys"], m["used_memory"])
+	}
+	// Reads and deletes go on; a delete makes room for writes again.
+	if v, err := c.Get(ctx, "k:0").Result(); err != nil || len(v) != 100 {
+		t.Fatalf("GET under OOM: %q %v", v, err)
+	}
+	if err := c.Set(ctx, "more", "x", 0).Err(); err == nil || err.Error() != oom {
+		t.Fatalf("SET at the limit: %v", err)
+	}
+	for i := 0; i < 20_000; i++ {
+		c.Del(ctx, fmt.Sprintf("k:%d", i))
+	}
+	if err := c.Set(ctx, "more", "x", 0).Err(); err != nil {
+		t.Fatalf("SET after deleting keys: %v", err)
+	}
+	// CONFIG SET maxmemory 0 lifts the limit.
+	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if errs := fill(t, c, "after", 50_000); len(errs) > 0 {
+		t.Fatalf("writes with maxmemory 0: %v", errs)
+	}
+}
+
+// TestEvictionIsLogged: evicted keys are logged as DEL, so the data set after
+// a restart is the one that was in memory.
+func TestEvictionIsLogged(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--shards", "2", "--maxmemory", strconv.Itoa(8 << 20), "--maxmemory-policy", "allkeys-random", "--appendonly", "yes"}
+	s := startServerIn(t, dir, args...)
+	c := s.client(t, 2)
+	if errs := fill(t, c, "k", 80_000); len(errs) > 0 {
+		t.Fatalf("writes failed: %v", errs)
+	}
+	before, _ := c.DBSize(context.Background()).Result()
+	if ev := memInfo(t, c)["evicted_keys"]; ev == 0 {
+		t.Fatal("nothing was evicted")
+	}
+	s.stop()
+	s = startServerIn(t, dir, "--shards", "2", "--appendonly", "yes")
+	c = s.client(t, 2)
+	if after, _ := c.DBSize(context.Background()).Result(); after != before {
+		t.Fatalf("%d keys after the restart, %d before", after, before)
+	}
+}
+
+// TestConfigSetMaxmemoryEvictsAtOnce: lowering maxmemory evicts without
+// waiting for a write, and a limit below what the server holds at startup
+// leaves room for nothing (Redis's CONFIG SET maxmemory 1).
+func TestConfigSetMaxmemoryEvictsAtOnce(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--maxmemory-policy", "allkeys-lru")
+	c := s.client(t, 2)
+	ctx := context.Background()
+	if errs := fill(t, c, "k", 20_000); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.DBSize(ctx).Val() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys left 5s after CONFIG SET maxmemory 1", c.DBSize(ctx).Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.Set(ctx, "x", "y", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+		t.Fatalf("SET under maxmemory 1: %v", err)
+	}
+}
