@@ -81,6 +81,9 @@ func (l *Loop) cron() {
 		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
 		l.srv.addLatency("expire-cycle", time.Since(t0)) // latency.go
 	}
+	if l.srv.shardBudget.Load() != 0 {
+		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
+	}
 	if l.timeoutCheck.Before(now) {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)

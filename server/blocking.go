@@ -398,6 +398,7 @@ func (l *Loop) serveOne(w *waiter, key []byte, held uint64) bool {
 	x.Shards = l.srv.shards
 	x.loop, x.srv = l, l.srv
 	x.reset(nil, w.db, w.proto, l.srv.shards[bits.TrailingZeros64(held)].Now())
+	x.mask = 0 // served as Redis serves: no maxmemory check (call's makeRoom)
 	x.Out = x.Out[:0]
 	x.ServeKey = key
 	l.call(x, w.cmd, w.argv)

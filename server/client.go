@@ -67,7 +67,7 @@ type Client struct {
 }
 
 func (cl *Client) onClose() {
-	cl.onCloseBlocked()
+	cl.onCloseBlocked() // blocking.go
 	cl.pubsubClose()
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go

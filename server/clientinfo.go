@@ -30,15 +30,9 @@ func (cl *Client) infoFlags(b []byte) []byte {
 	if cl.subscribed() {
 		b = append(b, 'P')
 	}
-	start := len(b)
 	b = cl.multiFlags(b) // x, d (multi.go)
 	if cl.blocked != nil {
-		// 'b' (blocking.go) goes after 'x' and before 'd'.
-		i := start
-		if i < len(b) && b[i] == 'x' {
-			i++
-		}
-		b = append(b[:i], append([]byte{'b'}, b[i:]...)...)
+		b = append(b, 'b') // blocking.go (after d, which a blocked client rarely has)
 	}
 	return b
 }

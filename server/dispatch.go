@@ -210,9 +210,8 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		pos += n2
 	}
 	cl.parser.Reset()
-	// The input after the run: a transaction taken in place below runs
-	// (and may go on with that input) before we return; CLIENT LIST's qbuf
-	// counts the run's bytes as consumed.
+	// The run's bytes are consumed (CLIENT LIST's qbuf counts them once, also
+	// when a transaction runs right here in launch); process keeps the rest.
 	cl.qbuf = data[pos:]
 	cl.launch()
 	return pos
@@ -237,7 +236,8 @@ func (cl *Client) launch() {
 		first := bits.TrailingZeros64(h.mask)
 		if first == cl.loop.id {
 			// We are the lowest shard: take it right here (park) instead of
-			// queueing a task to ourselves.
+			// queueing a task to ourselves. The run's bytes are consumed
+			// already (startRemote set cl.qbuf past them, for CLIENT LIST).
 			_ = cl.runTx(context.Background())
 		} else {
 			_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
@@ -500,7 +500,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	x.Prop.Reset()
 	x.BlockKeys = nil
 	// Inside EXEC the room was made once for the whole transaction (multi.go).
-	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
+	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() != 0 && !l.makeRoom(x.mask) {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)

@@ -76,7 +76,7 @@ type Server struct {
 	lastSave     atomic.Int64
 
 	memStartup  int64          // used_memory_startup
-	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit
+	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit, -1: nothing fits
 	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 

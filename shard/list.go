@@ -50,7 +50,6 @@ var (
 
 const (
 	errIndexRange    = "ERR index out of range"
-	errPositive      = "ERR value is out of range, must be positive"
 	errNumkeys       = "ERR numkeys should be greater than 0"
 	errCountPositive = "ERR count should be greater than 0"
 	errRankZero      = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
@@ -88,19 +87,6 @@ func lookupList(c *Ctx, db *DB, key []byte, write bool) (slot int32, l *List, ok
 // newList makes a list with the shard's list-max-listpack-size.
 func newList(db *DB) *List {
 	return NewList(int(db.sh.Cfg.ListMaxListpackSize.Load()))
-}
-
-// longArg parses a C long as getLongFromObjectOrReply does (msg: the error
-// for a bad value, "" for Redis's default).
-func longArg(c *Ctx, b []byte, msg string) (int64, bool) {
-	v, ok := ParseInt(b)
-	if !ok {
-		if msg == "" {
-			msg = ErrNotInt
-		}
-		c.Err(msg)
-	}
-	return v, ok
 }
 
 // rangeArg is getRangeLongFromObjectOrReply with a message: the same error
@@ -252,7 +238,7 @@ func cmdLindex(c *Ctx, argv [][]byte) {
 		c.Null()
 		return
 	}
-	idx, ok := longArg(c, argv[2], "")
+	idx, ok := longArg(c, argv[2])
 	if !ok {
 		return
 	}
@@ -275,7 +261,7 @@ func cmdLset(c *Ctx, argv [][]byte) {
 		c.Err(ErrNoSuchKey)
 		return
 	}
-	idx, ok := longArg(c, argv[2], "")
+	idx, ok := longArg(c, argv[2])
 	if !ok {
 		return
 	}
@@ -470,11 +456,11 @@ func mpopFrom(c *Ctx, keys [][]byte, where int, count int64) (served, ok bool) {
 
 // LRANGE key start stop
 func cmdLrange(c *Ctx, argv [][]byte) {
-	start, ok := longArg(c, argv[2], "")
+	start, ok := longArg(c, argv[2])
 	if !ok {
 		return
 	}
-	end, ok := longArg(c, argv[3], "")
+	end, ok := longArg(c, argv[3])
 	if !ok {
 		return
 	}
@@ -517,11 +503,11 @@ func clampRange(start, end, n int64) (s, e int, empty bool) {
 
 // LTRIM key start stop
 func cmdLtrim(c *Ctx, argv [][]byte) {
-	start, ok := longArg(c, argv[2], "")
+	start, ok := longArg(c, argv[2])
 	if !ok {
 		return
 	}
-	end, ok := longArg(c, argv[3], "")
+	end, ok := longArg(c, argv[3])
 	if !ok {
 		return
 	}
@@ -560,7 +546,7 @@ func cmdLpos(c *Ctx, argv [][]byte) {
 		switch {
 		case EqualFold(argv[j], "rank") && more:
 			j++
-			v, ok := longArg(c, argv[j], "")
+			v, ok := longArg(c, argv[j])
 			if !ok {
 				return
 			}
@@ -656,7 +642,7 @@ func cmdLpos(c *Ctx, argv [][]byte) {
 
 // LREM key count element
 func cmdLrem(c *Ctx, argv [][]byte) {
-	toremove, ok := longArg(c, argv[2], "")
+	toremove, ok := longArg(c, argv[2])
 	if !ok {
 		return
 	}

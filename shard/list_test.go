@@ -8,14 +8,6 @@ import (
 	"testing"
 )
 
-var listCmdTable = func() map[string]func(*Ctx, [][]byte) {
-	m := map[string]func(*Ctx, [][]byte){}
-	for _, cmd := range Commands {
-		m[cmd.Name] = cmd.Run
-	}
-	return m
-}()
-
 // ldo runs one command of any type and returns its reply.
 func ldo(t testing.TB, c *Ctx, args ...string) string {
 	t.Helper()
@@ -25,14 +17,15 @@ func ldo(t testing.TB, c *Ctx, args ...string) string {
 	c.Out = c.Out[:0]
 	c.Prop.Reset()
 	c.BlockKeys = nil
-	if strings.EqualFold(args[0], "object") {
-		args = append([]string{"object|" + strings.ToLower(args[1])}, args[1:]...)
-	}
-	if strings.EqualFold(args[0], "hello") {
+	name := strings.ToLower(args[0])
+	switch name {
+	case "hello":
 		c.Proto, _ = strconv.Atoi(args[1])
 		return ""
+	case "object":
+		name += "|" + strings.ToLower(args[1])
 	}
-	run := listCmdTable[strings.ToLower(args[0])]
+	run := allCmdTable[name].Run
 	if run == nil {
 		t.Fatalf("no command %q", args[0])
 	}
@@ -302,14 +295,14 @@ func TestListDeletedWhenEmptied(t *testing.T) {
 func TestListNotifications(t *testing.T) {
 	c := newStringCtx(1)
 	var events []string
-	c.Shards[0].Cfg.NotifyFlags.Store(^uint32(NotifyNew | NotifyKeyMiss)) // what "AKE" selects
+	c.Shards[0].Cfg.NotifyFlags.Store(^uint32(0))
 	c.Shards[0].OnNotify = func(db, class int, event string, key []byte) {
 		events = append(events, event+":"+string(key))
 	}
 	for _, cmd := range []string{"rpush l a b", "linsert l before a x", "lset l 0 y", "lrem l 1 y", "lmove l d left left", "ltrim l 0 -1", "rpop l"} {
 		ldo(t, c, strings.Fields(cmd)...)
 	}
-	want := "rpush:l linsert:l lset:l lrem:l lpush:d lpop:l ltrim:l rpop:l del:l"
+	want := "new:l rpush:l linsert:l lset:l lrem:l new:d lpush:d lpop:l ltrim:l rpop:l del:l"
 	if got := strings.Join(events, " "); got != want {
 		t.Errorf("events:\n got %s\nwant %s", got, want)
 	}

@@ -57,6 +57,7 @@ const (
 	errWeightFloat  = "ERR weight value is not a float"
 	errLimitRank    = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 	errScoresLex    = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+	errPositive     = "ERR value is out of range, must be positive"
 	errCountZero    = "ERR count should be greater than 0"
 	errOutOfRange   = "ERR value is out of range"
 )
@@ -376,6 +377,15 @@ func (r *lexRange) empty() bool {
 	return cmp > 0 || cmp == 0 && (r.minex || r.maxex)
 }
 
+// longArg parses a C long argument (getLongFromObjectOrReply).
+func longArg(c *Ctx, b []byte) (int64, bool) {
+	v, ok := ParseInt(b)
+	if !ok {
+		c.Err(ErrNotInt)
+	}
+	return v, ok
+}
+
 // ZADD / ZINCRBY
 
 // Flags of zsetAdd, in and out (Redis's ZADD_IN_* and ZADD_OUT_*).
@@ -597,10 +607,10 @@ func zremrangeGeneric(c *Ctx, argv [][]byte, kind int) {
 	case zrangeRank:
 		event = "zremrangebyrank"
 		var ok bool
-		if start, ok = longArg(c, argv[2], ""); !ok {
+		if start, ok = longArg(c, argv[2]); !ok {
 			return
 		}
-		if end, ok = longArg(c, argv[3], ""); !ok {
+		if end, ok = longArg(c, argv[3]); !ok {
 			return
 		}
 	case zrangeScore:
@@ -816,10 +826,10 @@ func zrangeGeneric(c *Ctx, argv [][]byte, argStart int, store bool, kind, dir in
 			withScores = true
 		case EqualFold(opt, "limit") && left >= 2:
 			var ok bool
-			if offset, ok = longArg(c, argv[j+1], ""); !ok {
+			if offset, ok = longArg(c, argv[j+1]); !ok {
 				return
 			}
-			if limit, ok = longArg(c, argv[j+2], ""); !ok {
+			if limit, ok = longArg(c, argv[j+2]); !ok {
 				return
 			}
 			j += 2
@@ -858,10 +868,10 @@ func zrangeGeneric(c *Ctx, argv [][]byte, argStart int, store bool, kind, dir in
 	switch kind {
 	case zrangeRank:
 		var ok bool
-		if start, ok = longArg(c, argv[minIdx], ""); !ok {
+		if start, ok = longArg(c, argv[minIdx]); !ok {
 			return
 		}
-		if end, ok = longArg(c, argv[maxIdx], ""); !ok {
+		if end, ok = longArg(c, argv[maxIdx]); !ok {
 			return
 		}
 	case zrangeScore:
@@ -1113,7 +1123,7 @@ func cmdZdiff(c *Ctx, argv [][]byte)       { zsetOpGeneric(c, argv, nil, 1, zopD
 // zsetOpGeneric is Redis's zunionInterDiffGenericCommand. The input keys may
 // live on several shards (the dispatcher holds them all).
 func zsetOpGeneric(c *Ctx, argv [][]byte, dst []byte, numkeysIdx int, op int, cardOnly bool) {
-	setnum, ok := longArg(c, argv[numkeysIdx], "")
+	setnum, ok := longArg(c, argv[numkeysIdx])
 	if !ok {
 		return
 	}
@@ -1521,7 +1531,7 @@ func cmdZrandmember(c *Ctx, argv [][]byte) {
 	key := argv[1]
 	db := c.DBOf(key)
 	if len(argv) >= 3 {
-		l, ok := longArg(c, argv[2], "")
+		l, ok := longArg(c, argv[2])
 		if !ok {
 			return
 		}
@@ -1651,7 +1661,7 @@ func cmdZscan(c *Ctx, argv [][]byte) {
 		more := len(argv) - i
 		switch {
 		case EqualFold(argv[i], "count") && more >= 2:
-			v, ok := longArg(c, argv[i+1], "")
+			v, ok := longArg(c, argv[i+1])
 			if !ok {
 				return
 			}

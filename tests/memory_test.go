@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -135,5 +136,30 @@ func TestEvictionIsLogged(t *testing.T) {
 	c = s.client(t, 2)
 	if after, _ := c.DBSize(context.Background()).Result(); after != before {
 		t.Fatalf("%d keys after the restart, %d before", after, before)
+	}
+}
+
+// TestConfigSetMaxmemoryEvictsAtOnce: lowering maxmemory evicts without
+// waiting for a write, and a limit below what the server holds at startup
+// leaves room for nothing (Redis's CONFIG SET maxmemory 1).
+func TestConfigSetMaxmemoryEvictsAtOnce(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--maxmemory-policy", "allkeys-lru")
+	c := s.client(t, 2)
+	ctx := context.Background()
+	if errs := fill(t, c, "k", 20_000); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.DBSize(ctx).Val() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys left 5s after CONFIG SET maxmemory 1", c.DBSize(ctx).Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.Set(ctx, "x", "y", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+		t.Fatalf("SET under maxmemory 1: %v", err)
 	}
 }
