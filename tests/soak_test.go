@@ -61,6 +61,10 @@ func TestSoak(t *testing.T) {
 		"--metrics-port", strconv.Itoa(mport))
 	c := s.client(t, 2)
 	ctx := context.Background()
+	// Server-side stalls over 100 ms show in LATENCY LATEST, logged at the end.
+	if err := c.ConfigSet(ctx, "latency-monitor-threshold", "100").Err(); err != nil {
+		t.Fatal(err)
+	}
 	big := strings.Repeat("x", 16<<10)
 	if err := c.Set(ctx, "big", big, 0).Err(); err != nil {
 		t.Fatal(err)
@@ -207,6 +211,9 @@ func TestSoak(t *testing.T) {
 		rssAfter = append(rssAfter, rss())
 		t.Logf("cycle %d: %d ops by %d busy clients with %d idle connections in %ds, worst PING %v, RSS after %d MB",
 			cycle, ops.Load(), busy, idle, secs, worst.Round(time.Millisecond), rssAfter[cycle]>>20)
+	}
+	if lat, err := c.Do(ctx, "LATENCY", "LATEST").Slice(); err == nil && len(lat) > 0 {
+		t.Logf("LATENCY LATEST (events over 100 ms): %v", lat)
 	}
 	if rssAfter[1] > rssAfter[0]+rssAfter[0]/5+8<<20 {
 		t.Errorf("RSS grew from %d to %d bytes between two identical cycles", rssAfter[0], rssAfter[1])
