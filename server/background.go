@@ -60,6 +60,7 @@ func (l *Loop) cron() {
 	defer l.cronBusy.Store(false)
 	now := time.Now()
 	l.sh.SetNow(now.UnixMilli())
+	l.sweepBlocked(now.UnixMilli())
 	l.nowValid = false
 	l.tickValid = false
 	if l.srv.persist != nil {

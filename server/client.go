@@ -42,15 +42,17 @@ type Client struct {
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 
-	hop          hop
-	hopOut       bool
-	need         uint64 // log position its pending replies wait for (persist.go)
-	waitingNow   bool   // also waits for its home loop's next submission
-	held         bool   // replies written, waiting for the log
-	inFlush      bool   // on the loop's flush list
-	hopRunnable  gnet.Runnable
-	txRunnable   gnet.Runnable
-	doneRunnable gnet.Runnable
+	hop           hop
+	hopOut        bool
+	need          uint64  // log position its pending replies wait for (persist.go)
+	waitingNow    bool    // also waits for its home loop's next submission
+	held          bool    // replies written, waiting for the log
+	inFlush       bool    // on the loop's flush list
+	blocked       *waiter // blocked on a key (blocking.go)
+	retryDeadline int64   // the deadline a retried blocking command keeps
+	hopRunnable   gnet.Runnable
+	txRunnable    gnet.Runnable
+	doneRunnable  gnet.Runnable
 
 	pending  bool // not yet registered (connected before the loops were known)
 	internal bool // a loop-discovery connection
@@ -65,6 +67,7 @@ type Client struct {
 }
 
 func (cl *Client) onClose() {
+	cl.onCloseBlocked() // blocking.go
 	cl.pubsubClose()
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go

@@ -30,7 +30,11 @@ func (cl *Client) infoFlags(b []byte) []byte {
 	if cl.subscribed() {
 		b = append(b, 'P')
 	}
-	return cl.multiFlags(b) // x, d (multi.go)
+	b = cl.multiFlags(b) // x, d (multi.go)
+	if cl.blocked != nil {
+		b = append(b, 'b') // blocking.go (after d, which a blocked client rarely has)
+	}
+	return b
 }
 
 // replyChunk is the size of one Redis reply block, used to present pending

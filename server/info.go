@@ -336,9 +336,9 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("maxclients", cfg.MaxClients())
 		w.int("client_recent_max_input_buffer", t.maxQbuf)
 		w.int("client_recent_max_output_buffer", t.maxOut)
-		w.int("blocked_clients", 0)
+		w.int("blocked_clients", srv.blk.clients.Load())
 		w.int("tracking_clients", 0)
-		w.int("clients_in_timeout_table", 0)
+		w.int("clients_in_timeout_table", srv.blk.timed.Load())
 	}
 
 	if sel.want("memory") {

@@ -64,6 +64,7 @@ type Server struct {
 	sysClient  *Client     // loop 0's internal client (automatic rewrites)
 	logFailing atomic.Bool // the AOF's last write or fsync failed
 	load       loadState   // loading the AOF at start (persist.go)
+	blk        serverBlocking
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way
@@ -112,6 +113,7 @@ type Loop struct {
 	rwJob     *aof.Rewrite
 	rwStep    gnet.Runnable
 	heldCount atomic.Int32 // clients whose replies wait for the log
+	blk       loopBlocking
 
 	cronRunnable gnet.Runnable
 	timeoutCheck time.Time
@@ -158,6 +160,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.rw.lastOK.Store(true)
 	srv.buildCommandTable()
 	srv.initTunables()
+	srv.initBlocking(n)
 	for i := 0; i < n; i++ {
 		sh := srv.newShard(i)
 		srv.shards = append(srv.shards, sh)
