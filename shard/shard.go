@@ -170,9 +170,10 @@ func (s *Shard) Keys() (keys, expires int) {
 	return
 }
 
-// ShardOf returns the shard index of a key among n: the hash of its hash tag
-// (the part between the first '{' and the next '}', when non-empty) or of the
-// whole key, so that keys sharing a tag share a shard.
+// ShardOf returns the shard index of a key among n: the Redis Cluster slot
+// of its hash tag (the part between the first '{' and the next '}', when
+// non-empty) or of the whole key, modulo n, so that keys sharing a tag share
+// a shard.
 func ShardOf(key []byte, n int) int {
 	if n == 1 {
 		return 0
@@ -191,5 +192,32 @@ func ShardOf(key []byte, n int) int {
 		}
 	}
 done:
-	return int(Hash(key) % uint64(n))
+	return int(crc16(key)&16383) % n
 }
+
+// crc16 is the CRC16 (XMODEM) of Redis Cluster's key slots: a key's shard is
+// its slot modulo the shard count, the same in every process (tests and
+// tools can tell which shard a key lives on), unlike the keyspace hash,
+// whose seed is random per process.
+func crc16(b []byte) uint16 {
+	var crc uint16
+	for _, c := range b {
+		crc = crc<<8 ^ crc16Table[byte(crc>>8)^c]
+	}
+	return crc
+}
+
+var crc16Table = func() (t [256]uint16) {
+	for i := range t {
+		crc := uint16(i) << 8
+		for j := 0; j < 8; j++ {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+		t[i] = crc
+	}
+	return
+}()
