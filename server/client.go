@@ -41,6 +41,8 @@ type Client struct {
 	qbuf   []byte // unparsed input: gnet's buffer during a call, or ownBuf
 	ownBuf []byte
 	out    []byte
+	// memAcct is what Server.clientMem holds for this client (accountMem).
+	memAcct int64
 
 	hop          hop
 	hopOut       bool
@@ -64,6 +66,8 @@ type Client struct {
 
 func (cl *Client) onClose() {
 	cl.pubsubClose()
+	cl.srv.clientMem.Add(-cl.memAcct)
+	cl.memAcct = 0
 }
 
 // setAuthenticated records whether the client may run commands; until it

@@ -12,7 +12,8 @@ import (
 // maxmemory.
 //
 // Each shard accounts for its keys and values (shard.Shard.UsedMemory) and
-// owns an equal share of the budget: (maxmemory - used_memory_startup) / N.
+// owns an equal share of the budget: (maxmemory - used_memory_startup) / N,
+// less an equal part of the clients' buffers (accountMem).
 // Keys hash evenly over the shards, so equal shares add up to maxmemory
 // without any shard reading another's counters. Before a command flagged
 // denyoom runs, the loop running it makes each shard the command touches
@@ -63,10 +64,30 @@ func (srv *Server) applyMaxmemory() {
 	}
 }
 
+// accountMem brings Server.clientMem up to date with the buffers the client
+// keeps between batches (its query and reply buffers, the figure INFO
+// reports as mem_clients_normal). It is called when a batch's replies are
+// written and when the client goes.
+func (cl *Client) accountMem() {
+	n := int64(cap(cl.ownBuf) + cap(cl.out))
+	if n != cl.memAcct {
+		cl.srv.clientMem.Add(n - cl.memAcct)
+		cl.memAcct = n
+	}
+}
+
 // makeRoom evicts on the shards of mask until each is within its share; it
-// reports false if one cannot be (the command gets -OOM).
+// reports false if one cannot be (the command gets -OOM). Clients' buffers
+// count against maxmemory as in Redis (they are part of used_memory), so
+// they come out of every shard's share.
 func (l *Loop) makeRoom(mask uint64) bool {
 	budget := l.srv.shardBudget.Load()
+	if cm := l.srv.clientMem.Load(); cm > 0 {
+		budget -= cm / int64(len(l.srv.shards))
+		if budget < 1 {
+			budget = 1
+		}
+	}
 	var hook func(*shard.DB, []byte)
 	if l.srv.persist != nil {
 		hook = l.p.expHook

@@ -75,6 +75,7 @@ type Server struct {
 
 	memStartup  int64          // used_memory_startup
 	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit
+	clientMem   atomic.Int64   // clients' retained buffers, as last accounted (memory.go)
 	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 
@@ -550,6 +551,7 @@ func (cl *Client) writeOut() {
 			cl.out = cl.out[:0]
 		}
 	}
+	cl.accountMem()
 	if cl.closing && !cl.closed && !cl.hopOut {
 		cl.closed = true
 		_ = cl.c.CloseWithCallback(nil)
