@@ -1,0 +1,68 @@
+package tests
+
+// Behaviours found by running Redis's own test units against redshard.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Clients' buffers are part of used_memory, so eviction must make room for
+// them too: after filling past maxmemory, used_memory stays at the limit
+// even while clients keep big reply buffers (Redis's unit/maxmemory "is the
+// memory limit honoured?").
+func TestMaxmemoryCountsClientBuffers(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--maxmemory-policy", "allkeys-lru")
+	ctx := context.Background()
+	c := s.client(t, 2)
+	// Eight connections each keep a reply buffer of about 60 KB.
+	if err := c.Set(ctx, "big", strings.Repeat("x", 60_000), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		rc := s.raw(t)
+		rc.write(resp("GET", "big"))
+		rc.readN(60_000 + 9)
+	}
+	c.Del(ctx, "big")
+	used := memInfo(t, c)["used_memory"]
+	limit := used + 200_000
+	if err := c.ConfigSet(ctx, "maxmemory", fmt.Sprint(limit)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8000; i++ {
+		if err := c.SetEx(ctx, fmt.Sprintf("k:%d", i), "x", 1e4*1e9).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := memInfo(t, c)
+	if m["evicted_keys"] == 0 {
+		t.Fatalf("nothing evicted: used_memory %d, limit %d", m["used_memory"], limit)
+	}
+	if m["used_memory"] > limit+4096 {
+		t.Errorf("used_memory %d over maxmemory %d (clients hold %d)", m["used_memory"], limit, m["mem_clients_normal"])
+	}
+}
+
+// A command that arrived in pieces is assembled in a buffer of the
+// client's own; once it has run, a big buffer is not kept for the life of
+// the connection (Redis shrinks such a query buffer as well).
+func TestBigQueryBufferIsReleased(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	rc := s.raw(t)
+	req := resp("SET", "k", strings.Repeat("v", 300_000))
+	rc.write(req[:200_000])
+	time.Sleep(50 * time.Millisecond) // let the server read the first piece alone
+	rc.write(req[200_000:])
+	rc.expect("+OK\r\n")
+	rc.write(resp("CLIENT", "INFO"))
+	n, _ := strconv.Atoi(strings.TrimPrefix(rc.line(), "$"))
+	info := rc.readN(n + 2)
+	if !strings.Contains(info, " qbuf-free=0 ") {
+		t.Errorf("CLIENT INFO after a 300 KB command: %s", info)
+	}
+}
