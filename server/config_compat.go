@@ -253,6 +253,14 @@ func cfgRewriteOOMScoreAdjValues(c *Config, o *cfgOption, rw *cfgRewriteState) {
 	rw.rewriteLine(o.name, o.name+" "+v, v != o.def)
 }
 
+// ReplBacklogSize is repl-backlog-size, which INFO reports (redshard keeps
+// no backlog).
+func (c *Config) ReplBacklogSize() int64 {
+	v, _ := c.GetValue("repl-backlog-size")
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
 // cfgCheckProcTitleTemplate is Redis's validateProcTitleTemplate: the
 // template must expand (known {variables}, "{{" for a brace) to something
 // other than blanks when the title is empty.

@@ -511,6 +511,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	l.nowValid = false
 	l.tickValid = false
 	srv.stats.netInput.Add(int64(len(data)))
+	l.stats.reads++
 	cl.lastInteraction = time.Now()
 	cl.onData(data)
 	l.deferEnd()
@@ -544,6 +545,7 @@ func (cl *Client) writeOut() {
 	}
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
+		cl.loop.stats.writes++
 		_, _ = cl.c.Write(cl.out)
 		if cap(cl.out) > 64<<10 {
 			cl.out = nil

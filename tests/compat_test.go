@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Clients' buffers are part of used_memory, so eviction must make room for
@@ -64,5 +66,52 @@ func TestBigQueryBufferIsReleased(t *testing.T) {
 	info := rc.readN(n + 2)
 	if !strings.Contains(info, " qbuf-free=0 ") {
 		t.Errorf("CLIENT INFO after a 300 KB command: %s", info)
+	}
+}
+
+func infoSection(t *testing.T, c *redis.Client, section string) map[string]string {
+	t.Helper()
+	out, err := c.Info(context.Background(), section).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// INFO fields that used to be constants: repl_backlog_size follows
+// repl-backlog-size; total_reads_processed and total_writes_processed count
+// reads from and writes to clients, and CONFIG RESETSTAT clears them.
+func TestInfoCountersAndBacklogSize(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	ctx := context.Background()
+	c := s.client(t, 2)
+	if v := infoSection(t, c, "replication")["repl_backlog_size"]; v != "1048576" {
+		t.Errorf("default repl_backlog_size %q, want 1048576", v)
+	}
+	if err := c.ConfigSet(ctx, "repl-backlog-size", "2mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := infoSection(t, c, "replication")["repl_backlog_size"]; v != "2097152" {
+		t.Errorf("repl_backlog_size %q after CONFIG SET repl-backlog-size 2mb", v)
+	}
+	for i := 0; i < 10; i++ {
+		c.Set(ctx, fmt.Sprint("k", i), "v", 0)
+	}
+	st := infoSection(t, c, "stats")
+	reads, _ := strconv.Atoi(st["total_reads_processed"])
+	writes, _ := strconv.Atoi(st["total_writes_processed"])
+	if reads < 10 || writes < 10 {
+		t.Errorf("total_reads_processed %d, total_writes_processed %d after 10 commands", reads, writes)
+	}
+	c.ConfigResetStat(ctx)
+	st = infoSection(t, c, "stats")
+	if r, _ := strconv.Atoi(st["total_reads_processed"]); r > 2 {
+		t.Errorf("total_reads_processed %d after CONFIG RESETSTAT", r)
 	}
 }
