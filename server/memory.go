@@ -102,5 +102,22 @@ func (l *Loop) makeRoom(mask uint64) bool {
 			ok = false
 		}
 	}
+	if !ok {
+		// A shard over its share that cannot evict (noeviction, or a
+		// volatile policy without volatile keys) refuses writes only once
+		// the server as a whole is over maxmemory, as Redis does: the keys
+		// never hash so evenly that every shard fills its share at once.
+		ok = uint64(l.srv.usedMemoryEstimate()) <= l.srv.cfg.MaxMemory()
+	}
 	return ok
+}
+
+// usedMemoryEstimate is used_memory from the shards' published figures, for
+// any loop to read.
+func (srv *Server) usedMemoryEstimate() int64 {
+	used := srv.memStartup + srv.clientMem.Load()
+	for _, sh := range srv.shards {
+		used += sh.PublishedMemory()
+	}
+	return used
 }

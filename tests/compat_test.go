@@ -115,3 +115,38 @@ func TestInfoCountersAndBacklogSize(t *testing.T) {
 		t.Errorf("total_reads_processed %d after CONFIG RESETSTAT", r)
 	}
 }
+
+// Under a volatile policy with only persistent keys, writes are refused once
+// the server is over maxmemory, not as soon as the first shard fills its
+// share (Redis's unit/maxmemory "only allkeys-* should remove non-volatile
+// keys"): no -OOM while used_memory is still 4 KB or more below the limit,
+// and -OOM once well past it.
+func TestMaxmemoryVolatileOOMIsServerWide(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--maxmemory-policy", "volatile-lru")
+	ctx := context.Background()
+	c := s.client(t, 2)
+	used, _ := strconv.ParseInt(infoSection(t, c, "memory")["used_memory"], 10, 64)
+	limit := used + 100*1024
+	if err := c.ConfigSet(ctx, "maxmemory", fmt.Sprint(limit)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ; ; n++ {
+		if err := c.Set(ctx, fmt.Sprint("key:", n), "x", 0).Err(); err != nil {
+			u := infoSection(t, c, "memory")["used_memory"]
+			t.Fatalf("SET number %d: %v, with used_memory %s of maxmemory %d", n, err, u, limit)
+		}
+		u, _ := strconv.ParseInt(infoSection(t, c, "memory")["used_memory"], 10, 64)
+		if u+4096 > limit {
+			break
+		}
+	}
+	oom := false
+	for i := 0; i < n && !oom; i++ {
+		err := c.Set(ctx, fmt.Sprint("more:", i), "x", 0).Err()
+		oom = err != nil && strings.Contains(err.Error(), "used memory > 'maxmemory'")
+	}
+	if !oom {
+		t.Errorf("no -OOM after writing %d more keys past maxmemory", n)
+	}
+}
