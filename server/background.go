@@ -82,6 +82,15 @@ func (l *Loop) cron() {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)
 		l.pubsubCron() // output buffer limits of subscribers (pubsub.go)
+		for _, cl := range l.clients {
+			cl.accountMem() // replies gnet has sent since (memory.go)
+		}
+	}
+	if l.srv.shardBudget.Load() > 0 {
+		// Clients' buffers may have grown past maxmemory with no write
+		// to run eviction; Redis would evict before the next command of
+		// any kind.
+		l.makeRoom(1 << uint(l.id))
 	}
 }
 

@@ -139,7 +139,7 @@ func (srv *Server) sumStats() *statTotals {
 			if o := int64(len(cl.out)); o > t.maxOut {
 				t.maxOut = o
 			}
-			t.clientMem += int64(cap(cl.ownBuf) + cap(cl.out))
+			t.clientMem += cl.memUsage()
 		}
 	}
 	for _, sh := range srv.shards {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"unsafe"
 
 	"github.com/redshard/redshard/shard"
 )
@@ -64,12 +65,37 @@ func (srv *Server) applyMaxmemory() {
 	}
 }
 
-// accountMem brings Server.clientMem up to date with the buffers the client
-// keeps between batches (its query and reply buffers, the figure INFO
-// reports as mem_clients_normal). It is called when a batch's replies are
-// written and when the client goes.
+// memUsage is the memory a client's buffers hold: its own query buffer (and
+// the input it is assembling, when that has outgrown it), its reply buffer
+// and the replies queued in gnet but not yet sent. Redis counts the
+// equivalents in used_memory and mem_clients_normal.
+func (cl *Client) memUsage() int64 {
+	n := cap(cl.ownBuf) + cap(cl.out)
+	if cap(cl.qbuf) > 0 && !within(cl.qbuf, cl.ownBuf) {
+		n += cap(cl.qbuf) // input being assembled beyond ownBuf (onData appends)
+	}
+	if cl.c != nil {
+		n += cl.c.OutboundBuffered()
+	}
+	return int64(n)
+}
+
+// within reports whether b's memory lies inside buf's.
+func within(b, buf []byte) bool {
+	if cap(buf) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	return p >= lo && p < lo+uintptr(cap(buf))
+}
+
+// accountMem brings Server.clientMem up to date with the client's
+// memUsage. It is called when a batch's replies are written, once a second
+// from the loop's cron (gnet drains queued replies without telling us) and
+// when the client goes.
 func (cl *Client) accountMem() {
-	n := int64(cap(cl.ownBuf) + cap(cl.out))
+	n := cl.memUsage()
 	if n != cl.memAcct {
 		cl.srv.clientMem.Add(n - cl.memAcct)
 		cl.memAcct = n

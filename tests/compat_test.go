@@ -150,3 +150,38 @@ func TestMaxmemoryVolatileOOMIsServerWide(t *testing.T) {
 		t.Errorf("no -OOM after writing %d more keys past maxmemory", n)
 	}
 }
+
+// Input that clients are still sending is memory too: with clients holding
+// big unfinished commands and no write running, the server evicts keys to
+// stay within maxmemory (Redis's unit/maxmemory "eviction due to input
+// buffer of a dead client").
+func TestMaxmemoryEvictsForClientInput(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--maxmemory-policy", "allkeys-lru")
+	ctx := context.Background()
+	c := s.client(t, 2)
+	for i := 0; i < 20; i++ {
+		if err := c.SetRange(ctx, fmt.Sprint("k", i), 100_000, "x").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	used, _ := strconv.ParseInt(infoSection(t, c, "memory")["used_memory"], 10, 64)
+	if err := c.ConfigSet(ctx, "maxmemory", fmt.Sprint(used+1_000_000)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		rc := s.raw(t)
+		rc.write("*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1000000\r\n" + strings.Repeat("x", 400_000))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := infoSection(t, c, "stats")
+		if st["evicted_keys"] != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			m := infoSection(t, c, "memory")
+			t.Fatalf("no key evicted: used_memory %s, mem_clients_normal %s", m["used_memory"], m["mem_clients_normal"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
