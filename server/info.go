@@ -397,7 +397,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 			aofBuf = ps.log.Stats().PendingBytes
 		}
 		w.int("mem_aof_buffer", aofBuf)
-		w.str("mem_allocator", "go")
+		w.str("mem_allocator", memAllocatorName)
 		w.int("active_defrag_running", 0)
 		w.int("lazyfree_pending_objects", 0)
 		w.int("lazyfreed_objects", 0)
