@@ -185,3 +185,27 @@ func TestMaxmemoryEvictsForClientInput(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// DEBUG POPULATE creates <prefix>:<n> string keys on every shard, skipping
+// existing names, values "value:<n>" cut or zero-padded to <size> (Redis's
+// debug.c), with Redis's errors.
+func TestDebugPopulate(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--enable-debug-command", "yes")
+	ctx := context.Background()
+	c := s.client(t, 2)
+	c.Set(ctx, "key:5", "mine", 0)
+	runSteps(t, c, []step{
+		cmd("DEBUG", "POPULATE", "1000").is("OK"),
+		cmd("DBSIZE").is(int64(1000)),
+		cmd("GET", "key:5").is("mine"),
+		cmd("GET", "key:999").is("value:999"),
+		cmd("DEBUG", "POPULATE", "10", "k", "3").is("OK"),
+		cmd("GET", "k:7").is("val"),
+		cmd("DEBUG", "POPULATE", "2", "z", "10").is("OK"),
+		cmd("GET", "z:1").is("value:1\x00\x00\x00"),
+		cmd("DBSIZE").is(int64(1012)),
+		cmd("DEBUG", "POPULATE", "-1").is(errReply("ERR value is out of range, must be positive")),
+		cmd("DEBUG", "POPULATE", "x").is(errReply("ERR value is out of range, must be positive")),
+		cmd("DEBUG", "POPULATE", "1", "a", "-1").is(errReply("ERR value is out of range, must be positive")),
+	})
+}
