@@ -171,6 +171,9 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.initMemory()
+	if err := srv.initMaxclients(); err != nil {
+		return err
+	}
 	srv.initPubsub()
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
