@@ -89,6 +89,9 @@ func (l *Loop) cron() {
 		l.closeIdleClients(now)
 		l.pubsubCron()       // output buffer limits of subscribers (pubsub.go)
 		l.cronOutputLimits() // soft output buffer limits of the others (obuf.go)
+		for _, cl := range l.clients {
+			cl.accountMem() // replies gnet has sent since (memory.go)
+		}
 	}
 }
 

@@ -39,6 +39,8 @@ type Client struct {
 	qbuf   []byte // unparsed input: gnet's buffer during a call, or ownBuf
 	ownBuf []byte
 	out    []byte
+	// memAcct is what Server.clientMem holds for this client (accountMem).
+	memAcct int64
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 
@@ -71,6 +73,8 @@ func (cl *Client) onClose() {
 	cl.pubsubClose()
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go
+	cl.srv.clientMem.Add(-cl.memAcct)
+	cl.memAcct = 0
 }
 
 // setAuthenticated records whether the client may run commands; until it

@@ -1297,7 +1297,8 @@ func debugAllShards(argv [][]byte) bool {
 	}
 	sub := argv[1]
 	return (len(argv) == 2 && shard.EqualFold(sub, "loadaof")) || shard.EqualFold(sub, "reload") ||
-		(len(argv) == 2 && shard.EqualFold(sub, "digest")) || shard.EqualFold(sub, "digest-value")
+		(len(argv) == 2 && shard.EqualFold(sub, "digest")) || shard.EqualFold(sub, "digest-value") ||
+		(len(argv) >= 3 && len(argv) <= 5 && shard.EqualFold(sub, "populate"))
 }
 
 // debugKeys routes DEBUG OBJECT key to the key's shard; every other DEBUG
@@ -1339,6 +1340,11 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"OBJECT <key>",
 			"    Show low level info about `key` and associated value.",
+			"POPULATE <count> [<prefix>] [<size>]",
+			"    Create <count> string keys named key:<num>. If <prefix> is specified then",
+			"    it is used instead of the 'key' prefix. These are not propagated to",
+			"    replicas. Cluster slots are not respected so keys not belonging to the",
+			"    current node can be created in cluster mode.",
 			"RELOAD [option ...]",
 			"    Save the data set (here: the AOF rewrite's image of it, in memory), flush",
 			"    and reload it. Options MERGE, NOFLUSH and NOSAVE are accepted.",
@@ -1367,6 +1373,8 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			return
 		}
 		debugObject(x, argv[2])
+	case len(argv) >= 3 && len(argv) <= 5 && shard.EqualFold(sub, "populate"):
+		debugPopulate(x, argv)
 	case len(argv) == 3 && shard.EqualFold(sub, "protocol"):
 		debugProtocol(x, argv[2])
 	case len(argv) == 3 && shard.EqualFold(sub, "sleep"):

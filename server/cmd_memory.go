@@ -3,13 +3,17 @@ package server
 import (
 	"runtime/debug"
 	"strconv"
+	"strings"
 )
+
+// memAllocatorName is what INFO's mem_allocator says.
+const memAllocatorName = "go"
 
 // MEMORY STATS, DOCTOR, PURGE, MALLOC-STATS and HELP (MEMORY USAGE is a data
 // command: shard/memory.go).
 var memoryServerCommands = []serverCmd{
 	{name: "memory|stats", exec: cmdMemoryStats, allShards: true},
-	{name: "memory|doctor", exec: cmdMemoryDoctor},
+	{name: "memory|doctor", exec: cmdMemoryDoctor, allShards: true},
 	{name: "memory|purge", exec: cmdMemoryPurge},
 	{name: "memory|malloc-stats", exec: cmdMemoryMallocStats},
 	{name: "memory|help", exec: cmdMemoryHelp},
@@ -82,8 +86,57 @@ func cmdMemoryStats(x *Exec, argv [][]byte) {
 	kv("fragmentation.bytes", m.rss-m.used)
 }
 
+// cmdMemoryDoctor is Redis's getMemoryDoctorReport, over the figures of
+// MEMORY STATS (the allocator's are the Go heap's). It runs with every loop
+// parked. Replica buffers and scripts, which redshard does not have, are
+// never reported.
 func cmdMemoryDoctor(x *Exec, argv [][]byte) {
-	x.Verbatim([]byte("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."))
+	srv := x.srv
+	t := srv.sumStats()
+	m := readMemInfo(srv, t)
+	peak := srv.infoSampler.peak(m.used)
+	clients := int64(0)
+	for _, l := range srv.loops {
+		clients += int64(len(l.clients))
+	}
+	x.Verbatim([]byte(memoryDoctorReport(m, peak, t.clientMem, clients)))
+}
+
+// memoryDoctorReport applies Redis's thresholds and returns its text.
+func memoryDoctorReport(m memInfo, peak, clientMem, clients int64) string {
+	const mb10 = 10 << 20
+	if m.used < 5<<20 {
+		return "Hi Sam, this instance is empty or is using very little memory, " +
+			"my issues detector can't be used in these conditions. " +
+			"Please, leave for your mission on Earth and fill it with some data. " +
+			"The new Sam and I will be back to our programming as soon as I " +
+			"finished rebooting.\n"
+	}
+	var b strings.Builder
+	if ratio(peak, m.used) > 1.5 {
+		b.WriteString(" * Peak memory: In the past this instance used more than 150% the memory that is currently using. The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n")
+	}
+	if ratio(m.rss, m.used) > 1.4 && m.rss-m.used > mb10 {
+		b.WriteString(" * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 (this means that the Resident Set Size of the Redis process is much larger than the sum of the logical allocations Redis performed). This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"" + memAllocatorName + "\".\n\n")
+	}
+	if ratio(m.active, m.allocated) > 1.1 && m.active-m.allocated > mb10 {
+		b.WriteString(" * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n")
+	}
+	if ratio(m.resident, m.active) > 1.1 && m.resident-m.active > mb10 {
+		b.WriteString(" * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the allocator is much larger than the sum what the allocator actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n")
+	}
+	if ratio(m.rss, m.resident) > 1.1 && m.rss-m.resident > mb10 {
+		b.WriteString(" * High process RSS overhead: This instance has non-allocator RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the Redis process is much larger than the RSS the allocator holds). This problem may be due to Lua scripts or Modules.\n\n")
+	}
+	if clients > 0 && clientMem/clients > 200<<10 {
+		b.WriteString(" * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n")
+	}
+	if b.Len() == 0 {
+		return "Hi Sam, I can't find any memory issue in your instance. " +
+			"I can only account for what occurs on this base.\n"
+	}
+	return "Sam, I detected a few issues in this Redis instance memory implants:\n\n" +
+		b.String() + "I'm here to keep you safe, Sam. I want to help you.\n"
 }
 
 // cmdMemoryPurge returns freed memory to the OS (Redis asks jemalloc to).

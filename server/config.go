@@ -252,6 +252,8 @@ type Config struct {
 	obufLimits       atomic.Pointer[[3]ClientBufferLimit]
 	notifyFlags      atomic.Int64
 	latencyPercentls atomic.Pointer[[]float64]
+
+	cfgInert // options kept for compatibility only (config_compat.go)
 }
 
 // ---------------------------------------------------------------------------
@@ -374,7 +376,7 @@ const cfgMutable = cfgFlag(0)
 // cfgBuildTable returns the option table: Redis 7.0.15 names, aliases,
 // defaults, bounds and mutability, plus redshard's own options.
 func cfgBuildTable() []*cfgOption {
-	return []*cfgOption{
+	return append([]*cfgOption{
 		// ---- yes/no
 		cfgBoolOpt("rdbchecksum", "", cfgImmutable, "yes", func(c *Config) *atomic.Bool { return &c.rdbChecksum }),
 		cfgBoolOpt("daemonize", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.daemonize }),
@@ -483,7 +485,7 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("metrics-port", "", cfgImmutable, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
 		// metrics-bind: the address the metrics endpoint listens on.
 		cfgStrOpt("metrics-bind", cfgImmutable, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
-	}
+	}, cfgInertTable()...)
 }
 
 // Directives accepted in config files for backward compatibility and ignored

@@ -161,7 +161,7 @@ func (cl *Client) process(own bool) {
 	default:
 		if len(rest) == 0 {
 			cl.qbuf = nil
-			cl.ownBuf = cl.ownBuf[:0]
+			cl.resetOwnBuf()
 		} else if pos > 0 {
 			// compact into the start of our buffer
 			cl.ownBuf = append(cl.ownBuf[:0], rest...)
@@ -365,10 +365,21 @@ func (cl *Client) hopDone(context.Context) error {
 		cl.process(true)
 	} else {
 		cl.qbuf = nil
-		cl.ownBuf = cl.ownBuf[:0]
+		cl.resetOwnBuf()
 		cl.flush()
 	}
 	return nil
+}
+
+// resetOwnBuf empties the client's own input buffer once all of it has run.
+// A big one (a big command that came in pieces) is let go rather than kept
+// for the life of the connection, as Redis shrinks such a query buffer.
+func (cl *Client) resetOwnBuf() {
+	if cap(cl.ownBuf) > 32<<10 { // Redis's PROTO_RESIZE_THRESHOLD
+		cl.ownBuf = nil
+	} else {
+		cl.ownBuf = cl.ownBuf[:0]
+	}
 }
 
 // runRemote runs a hop's or transaction's commands on loop l.

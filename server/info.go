@@ -46,10 +46,6 @@ func randomHex40() string {
 	return hex.EncodeToString(b[:])
 }
 
-// replBacklogSize is what INFO reports as repl_backlog_size (Redis's default;
-// redshard has no replication backlog).
-const replBacklogSize = 1 << 20
-
 // infoDefaultSections are the sections of a plain INFO (and of "default").
 var infoDefaultSections = []string{
 	"server", "clients", "memory", "persistence", "stats", "replication",
@@ -97,6 +93,8 @@ type statTotals struct {
 	cmds      []cmdStat        // by Cmd.id
 	errors    map[string]int64 // errorstats
 	totalCmds int64            // calls of every command
+	reads     int64            // reads from clients
+	writes    int64            // writes to clients
 	totalErrs int64            // error replies (sum of errorstats)
 	dirty     int64
 	shard     shard.Stats
@@ -132,6 +130,8 @@ func (srv *Server) sumStats() *statTotals {
 			t.totalErrs += n
 		}
 		t.dirty += l.stats.dirty
+		t.reads += l.stats.reads
+		t.writes += l.stats.writes
 		for _, cl := range l.clients {
 			if q := int64(len(cl.qbuf)); q > t.maxQbuf {
 				t.maxQbuf = q
@@ -139,7 +139,7 @@ func (srv *Server) sumStats() *statTotals {
 			if o := cl.pendingOutput(); o > t.maxOut {
 				t.maxOut = o
 			}
-			t.clientMem += int64(cap(cl.ownBuf) + cap(cl.out))
+			t.clientMem += cl.memUsage()
 		}
 	}
 	for _, sh := range srv.shards {
@@ -174,6 +174,7 @@ func (srv *Server) resetStats() {
 		clear(l.obs.hist) // LATENCY HISTOGRAM (obs.go)
 		l.stats.errors = make(map[string]int64)
 		l.stats.totalCmds = 0
+		l.stats.reads, l.stats.writes = 0, 0
 	}
 	for _, sh := range srv.shards {
 		sh.Stats = shard.Stats{}
@@ -397,7 +398,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 			aofBuf = ps.log.Stats().PendingBytes
 		}
 		w.int("mem_aof_buffer", aofBuf)
-		w.str("mem_allocator", "go")
+		w.str("mem_allocator", memAllocatorName)
 		w.int("active_defrag_running", 0)
 		w.int("lazyfree_pending_objects", 0)
 		w.int("lazyfreed_objects", 0)
@@ -457,8 +458,8 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("unexpected_error_replies", 0)
 		w.int("total_error_replies", t.totalErrs)
 		w.int("dump_payload_sanitizations", 0)
-		w.int("total_reads_processed", 0)
-		w.int("total_writes_processed", 0)
+		w.int("total_reads_processed", t.reads)
+		w.int("total_writes_processed", t.writes)
 		w.int("io_threaded_reads_processed", 0)
 		w.int("io_threaded_writes_processed", 0)
 		w.int("reply_buffer_shrinks", 0)
@@ -475,7 +476,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("master_repl_offset", 0)
 		w.int("second_repl_offset", -1)
 		w.int("repl_backlog_active", 0)
-		w.int("repl_backlog_size", replBacklogSize)
+		w.int("repl_backlog_size", srv.cfg.ReplBacklogSize())
 		w.int("repl_backlog_first_byte_offset", 0)
 		w.int("repl_backlog_histlen", 0)
 	}

@@ -219,6 +219,7 @@ func (srv *Server) loadAtStart() error {
 	for _, sh := range fresh {
 		k, _ := sh.Keys()
 		keys += k
+		sh.UsedMemory() // publishes it for maxmemory (makeRoom)
 	}
 	took := time.Since(start)
 	err := srv.parkAll(func() {

@@ -77,6 +77,7 @@ type Server struct {
 
 	memStartup  int64          // used_memory_startup
 	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit, -1: nothing fits
+	clientMem   atomic.Int64   // clients' retained buffers, as last accounted (memory.go)
 	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 }
 
@@ -175,6 +176,9 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.initMemory()
+	if err := srv.initMaxclients(); err != nil {
+		return err
+	}
 	srv.initPubsub()
 	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
@@ -519,6 +523,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	l.nowValid = false
 	l.tickValid = false
 	srv.stats.netInput.Add(int64(len(data)))
+	l.stats.reads++
 	cl.lastInteraction = time.Now()
 	cl.onData(data)
 	l.deferEnd()
@@ -553,6 +558,7 @@ func (cl *Client) writeOut() {
 	cl.beforeWrite() // MONITOR lines held for it, output buffer limits (obuf.go)
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
+		cl.loop.stats.writes++
 		_, _ = cl.c.Write(cl.out)
 		if cap(cl.out) > 64<<10 {
 			cl.out = nil
@@ -560,6 +566,7 @@ func (cl *Client) writeOut() {
 			cl.out = cl.out[:0]
 		}
 	}
+	cl.accountMem()
 	if cl.closing && !cl.closed && !cl.hopOut {
 		cl.closed = true
 		_ = cl.c.CloseWithCallback(nil)

@@ -16,6 +16,8 @@ type loopStats struct {
 	errors    map[string]int64 // errorstats, by error code
 	dirty     int64
 	totalCmds int64
+	reads     int64 // reads from clients (total_reads_processed)
+	writes    int64 // writes to clients (total_writes_processed)
 }
 
 func (s *loopStats) init(ncmds int) {

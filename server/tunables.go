@@ -20,6 +20,7 @@ func (srv *Server) initTunables() {
 		t.HLLSparseMaxBytes.Store(cfg.hllSparseMaxBytes.Load())
 		t.NotifyFlags.Store(uint32(cfg.notifyFlags.Load()))
 		t.MaxmemoryPolicy.Store(cfg.maxmemoryPolicy.Load())
+		t.MaxmemorySet.Store(cfg.maxmemory.Load() != 0)
 		t.MaxmemorySamples.Store(cfg.maxmemorySamples.Load())
 		t.MaxmemoryEvictionTenacity.Store(cfg.maxmemoryEvictionTenacity.Load())
 		t.LFULogFactor.Store(cfg.lfuLogFactor.Load())
@@ -28,7 +29,7 @@ func (srv *Server) initTunables() {
 	sync()
 	for _, name := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
-		"notify-keyspace-events", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
+		"notify-keyspace-events", "maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
 		"lfu-log-factor", "lfu-decay-time", "proto-max-bulk-len", "hll-sparse-max-bytes"} {
 		cfg.OnChange(name, sync)
 	}

@@ -47,11 +47,18 @@ type memPending struct {
 	slot int32
 }
 
-// UsedMemory is the memory the shard's keys and values hold, in bytes.
+// UsedMemory is the memory the shard's keys and values hold, in bytes. The
+// figure is also published for other goroutines (PublishedMemory).
 func (s *Shard) UsedMemory() int64 {
 	s.settleMem()
-	return s.Slab.Used() + int64(s.nkeys)*keyOverhead + s.objMem
+	v := s.Slab.Used() + int64(s.nkeys)*keyOverhead + s.objMem
+	s.usedPub.Store(v)
+	return v
 }
+
+// PublishedMemory is UsedMemory as its owner last computed it (before every
+// write and in INFO); any goroutine may read it.
+func (s *Shard) PublishedMemory() int64 { return s.usedPub.Load() }
 
 // memOut takes a slot's value out of the total until it is settled.
 func (db *DB) memOut(slot int32, e *entry) {

@@ -795,13 +795,19 @@ func cmdObjectEncoding(c *Ctx, argv [][]byte) {
 // shared objects, whose reference count is OBJ_SHARED_REFCOUNT.
 const sharedIntegers = 10000
 
-// OBJECT REFCOUNT key: 1, or INT_MAX for the values Redis shares.
+// OBJECT REFCOUNT key: 1, or INT_MAX for the values Redis shares. Redis
+// does not share integers when maxmemory is set with an LRU or LFU policy
+// (each key needs its own access time); it decides when the value is
+// stored, this reports the current configuration's choice.
 func cmdObjectRefcount(c *Ctx, argv [][]byte) {
 	db, slot := objectLookup(c, argv)
 	if slot < 0 {
 		return
 	}
-	if db.Type(slot) == TypeString && db.Encoding(slot) == EncInt {
+	cfg := db.sh.Cfg
+	p := cfg.MaxmemoryPolicy.Load()
+	lruOrLFU := p == PolicyVolatileLRU || p == PolicyAllkeysLRU || lfuPolicyOf(p)
+	if db.Type(slot) == TypeString && db.Encoding(slot) == EncInt && !(cfg.MaxmemorySet.Load() && lruOrLFU) {
 		if v, ok := ParseInt(db.Str(slot)); ok && v >= 0 && v < sharedIntegers {
 			c.Int(math.MaxInt32)
 			return

@@ -1404,3 +1404,32 @@ func TestKeyCommandTableNamesEveryCommand(t *testing.T) {
 		t.Fatalf("commands %q, want %q", got, want)
 	}
 }
+
+// Redis does not share small integers when maxmemory is set with an LRU or
+// LFU policy, so OBJECT REFCOUNT is 1 there (unit/maxmemory "With maxmemory
+// and LRU policy integers are not shared").
+func TestObjectRefcountUnsharedUnderLRU(t *testing.T) {
+	c := ksCtx(1)
+	cfg := c.Shards[0].Cfg
+	ksDo(t, c, "set", "a", "1")
+	for _, tc := range []struct {
+		maxmemory bool
+		policy    int64
+		want      string
+	}{
+		{false, PolicyNoEviction, ":2147483647\r\n"},
+		{false, PolicyAllkeysLRU, ":2147483647\r\n"},
+		{true, PolicyAllkeysRandom, ":2147483647\r\n"},
+		{true, PolicyNoEviction, ":2147483647\r\n"},
+		{true, PolicyAllkeysLRU, ksOne},
+		{true, PolicyVolatileLRU, ksOne},
+		{true, PolicyAllkeysLFU, ksOne},
+		{true, PolicyVolatileLFU, ksOne},
+	} {
+		cfg.MaxmemorySet.Store(tc.maxmemory)
+		cfg.MaxmemoryPolicy.Store(tc.policy)
+		if got := ksDo(t, c, "object", "refcount", "a"); got != tc.want {
+			t.Errorf("maxmemory set %v, policy %d: OBJECT REFCOUNT %q, want %q", tc.maxmemory, tc.policy, got, tc.want)
+		}
+	}
+}

@@ -47,6 +47,7 @@ type Tunables struct {
 	NotifyFlags atomic.Uint32
 
 	MaxmemoryPolicy           atomic.Int64 // maxmemory-policy, a Policy* value
+	MaxmemorySet              atomic.Bool  // maxmemory is not 0
 	MaxmemorySamples          atomic.Int64 // maxmemory-samples (5)
 	MaxmemoryEvictionTenacity atomic.Int64 // maxmemory-eviction-tenacity (10)
 	LFULogFactor              atomic.Int64 // lfu-log-factor (10)

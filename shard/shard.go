@@ -9,7 +9,10 @@
 // through hooks that the server installs.
 package shard
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Shard is one shard: its databases and everything they own.
 type Shard struct {
@@ -34,6 +37,7 @@ type Shard struct {
 	objMem      int64
 	memPend     []memPending
 	evictNextDB int
+	usedPub     atomic.Int64 // UsedMemory as last computed (PublishedMemory)
 
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8
