@@ -740,6 +740,7 @@ func (srv *Server) startAppendOnly() error {
 	for _, l := range srv.loops {
 		l.sh.OnExpired = nil // set per command by the loops from now on
 	}
+	srv.fitProcs()
 	if err := srv.startRewrite(); err != nil {
 		srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
 	}
@@ -761,6 +762,7 @@ func (srv *Server) stopAppendOnly() {
 	for _, sh := range srv.shards {
 		sh.OnExpired = nil
 	}
+	srv.fitProcs()
 	// Replies held for the log go out now: everything it was given is in
 	// the file (or, if the disk failed, the AOF is off anyway).
 	srv.wakeHeld()

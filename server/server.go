@@ -76,6 +76,7 @@ type Server struct {
 	memStartup  int64          // used_memory_startup
 	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit
 	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
+	procs       procs          // GOMAXPROCS policy (procs.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -180,6 +181,8 @@ func Run(cfg *Config, log *Logger) error {
 	if err := srv.openLog(); err != nil {
 		return err
 	}
+	srv.initProcs()
+	srv.fitProcs()
 	var tok [16]byte
 	_, _ = cryptoRand(tok[:])
 	srv.probeToken = fmt.Sprintf("*2\r\n$15\r\n__redshard_probe\r\n$32\r\n%x\r\n", tok)
