@@ -510,10 +510,14 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	l := cl.loop
-	l.nowValid = false
 	l.tickValid = false
 	srv.stats.netInput.Add(int64(len(data)))
-	cl.lastInteraction = time.Now()
+	// One clock read serves the client's last interaction and the
+	// commands' time snapshot (batchNow); time.Now is 65 ns here.
+	now := time.Now()
+	cl.lastInteraction = now
+	l.nowMs, l.nowValid = now.UnixMilli(), true
+	l.sh.SetNow(l.nowMs)
 	cl.onData(data)
 	l.deferEnd()
 	return gnet.None
