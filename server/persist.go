@@ -58,6 +58,7 @@ type loopPersist struct {
 	wakeRun   gnet.Runnable
 	endRun    gnet.Runnable // endEvent, queued once per poll round (deferEnd)
 	endQueued bool
+	inline    bool         // submitting at the end of a poll round (endEvent)
 	curKeys   []pendingKey // keys written this event, resolved at submit
 	expHook   func(db *shard.DB, key []byte)
 }
@@ -430,7 +431,17 @@ func (l *Loop) submitLog() uint64 {
 	if ps == nil || l.p.prod.Len() == 0 {
 		return 0
 	}
-	seq := l.p.prod.Submit()
+	var seq uint64
+	if l.p.inline {
+		// The end of a poll round: write the batch right here if the
+		// policy and the writer allow it (aof.Log.WriteNow).
+		seq = l.p.prod.SubmitQuiet()
+		if !ps.log.WriteNow() {
+			ps.log.Signal()
+		}
+	} else {
+		seq = l.p.prod.Submit()
+	}
 	for m := l.p.wrote; m != 0; m &= m - 1 {
 		ps.lastSeq[bits.TrailingZeros64(m)] = seq
 	}
@@ -495,7 +506,9 @@ func (l *Loop) endEvent() {
 		}
 		return
 	}
+	l.p.inline = true
 	l.submit()
+	l.p.inline = false
 	list := l.p.flushList
 	l.p.flushList = l.p.flushList[:0]
 	for _, cl := range list {
@@ -521,8 +534,16 @@ func (cl *Client) deliver() {
 	}
 	if !cl.held {
 		cl.held = true
-		cl.loop.p.held = append(cl.loop.p.held, cl)
-		cl.loop.heldCount.Add(1)
+		l := cl.loop
+		l.p.held = append(l.p.held, cl)
+		l.heldCount.Add(1)
+		// The log may have caught up between the check above and the
+		// count: its wake-up (wakeHeld) then missed this loop.
+		if cl.need <= ps.log.Written() && l.p.wake.CompareAndSwap(false, true) {
+			if l.el.Execute(context.Background(), l.p.wakeRun) != nil {
+				l.p.wake.Store(false)
+			}
+		}
 	}
 }
 
