@@ -98,6 +98,7 @@ type Loop struct {
 	clients map[int64]*Client
 
 	x         Exec
+	cmdCache  cmdCache // the last command looked up (commands.go)
 	nowMs     int64
 	nowValid  bool
 	tick      int64 // nanotime at the end of the last command of this event
