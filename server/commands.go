@@ -176,7 +176,8 @@ type cmdCache struct {
 }
 
 // lookup is Server.lookup through the loop's cache. Commands with
-// subcommands are not cached (the subcommand decides).
+// subcommands are not cached, nor are their subcommands (the name is the
+// parent's: the next argument decides).
 func (cl *Client) lookup(argv [][]byte) *Cmd {
 	l := cl.loop
 	if l == nil {
@@ -187,7 +188,7 @@ func (cl *Client) lookup(argv [][]byte) *Cmd {
 		return cc.cmd
 	}
 	c := cl.srv.lookup(argv)
-	if c != nil && c.subs == nil && len(argv[0]) <= len(cc.name) {
+	if c != nil && c.subs == nil && c.parent == nil && len(argv[0]) <= len(cc.name) {
 		cc.n = copy(cc.name[:], argv[0])
 		cc.cmd = c
 	}
