@@ -719,7 +719,10 @@ func (srv *Server) installPersistHooks() {
 	cfg := srv.cfg
 	cfg.OnApply("appendfsync", func() error {
 		if ps := srv.persist; ps != nil {
-			return ps.log.SetFsync(cfg.AppendFsync())
+			if err := ps.log.SetFsync(cfg.AppendFsync()); err != nil {
+				return err
+			}
+			srv.fitProcs()
 		}
 		return nil
 	})
