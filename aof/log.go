@@ -121,6 +121,10 @@ type Log struct {
 		baseSize                       atomic.Int64
 		loadLoaded, loadTotal          atomic.Int64
 	}
+	hist struct { // metrics.go
+		fsync, group, groupCmds Hist
+	}
+	latencyFn atomic.Pointer[func(event string, d time.Duration)] // metrics.go
 }
 
 // Stats are counters for INFO persistence and metrics.

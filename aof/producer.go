@@ -14,6 +14,7 @@ type Producer struct {
 	// firstDB is the database of the batch's first command, db the database
 	// of its last one; -1 while the batch is empty.
 	firstDB, db int
+	cmds        int // commands appended to the batch (metrics)
 }
 
 // NewProducer returns a producer for one event loop.
@@ -33,6 +34,7 @@ func (p *Producer) Append(db int, argv [][]byte) {
 		p.db = db
 	}
 	p.buf = appendCommand(p.buf, argv)
+	p.cmds++
 }
 
 // Len returns the number of bytes pending in the batch.
@@ -67,7 +69,7 @@ func (p *Producer) SubmitQuiet() uint64 {
 	}
 	l.seq++
 	s := l.seq
-	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db})
+	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db, cmds: p.cmds})
 	l.queueBytes += int64(len(p.buf))
 	if n := len(l.free); n > 0 {
 		p.buf = l.free[n-1]
@@ -78,5 +80,6 @@ func (p *Producer) SubmitQuiet() uint64 {
 	}
 	l.mu.Unlock()
 	p.firstDB, p.db = -1, -1
+	p.cmds = 0
 	return s
 }

@@ -93,6 +93,7 @@ type batch struct {
 	buf     []byte
 	firstDB int
 	lastDB  int
+	cmds    int // commands in the batch (metrics)
 	sw      *switchReq
 }
 
@@ -123,6 +124,7 @@ type writerState struct {
 	grpTo      uint64
 	grpDB      int // database after the payload
 	grpBatches int
+	grpCmds    int   // commands in the group (metrics)
 	grpBytes   int64 // batch bytes in the group, for PendingBytes
 	doneBytes  int64 // batch bytes written since the last release
 	recycle    [][]byte
@@ -293,6 +295,7 @@ func (w *writerState) add(b *batch) {
 	w.grpDB = b.lastDB
 	w.grpTo = b.seq
 	w.grpBatches++
+	w.grpCmds += b.cmds
 	w.grpBytes += int64(len(b.buf))
 	w.recycle = append(w.recycle, b.buf)
 	b.buf = nil
@@ -316,7 +319,9 @@ func (w *writerState) flush() bool {
 		w.needTrunc = false
 	}
 	out := sealGroup(w.grp)
+	tw := time.Now()
 	n, err := w.file.Write(out)
+	l.latency("aof-write", time.Since(tw))
 	if err == nil && n < len(out) {
 		err = io.ErrShortWrite
 	}
@@ -343,8 +348,12 @@ func (w *writerState) flush() bool {
 			w.fail("fsync", err, w.grpFrom, w.grpTo)
 			return false
 		}
-		l.recordFsync(time.Since(t0))
+		d := time.Since(t0)
+		l.recordFsync(d)
+		l.latency("aof-fsync-always", d)
 	}
+	l.hist.group.Observe(int64(w.grpBatches))
+	l.hist.groupCmds.Observe(int64(w.grpCmds))
 	w.off += int64(n)
 	l.stats.groups.Add(1)
 	l.stats.batches.Add(uint64(w.grpBatches))
@@ -358,6 +367,7 @@ func (w *writerState) flush() bool {
 	w.doneBytes += w.grpBytes
 	w.grpBytes = 0
 	w.grpBatches = 0
+	w.grpCmds = 0
 	w.grp = w.grp[:groupHeaderRoom]
 	if cap(w.grp) > 16<<20 {
 		w.grp = make([]byte, groupHeaderRoom, 64<<10)
@@ -575,6 +585,7 @@ func (w *writerState) finish() {
 func (l *Log) recordFsync(d time.Duration) {
 	l.stats.fsyncs.Add(1)
 	l.stats.fsyncNanos.Add(int64(d))
+	l.hist.fsync.Observe(int64(d))
 	maxStoreInt(&l.stats.fsyncMaxNanos, int64(d))
 }
 

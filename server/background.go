@@ -60,6 +60,7 @@ func (l *Loop) cron() {
 	defer l.cronBusy.Store(false)
 	now := time.Now()
 	l.sh.SetNow(now.UnixMilli())
+	l.sweepBlocked(now.UnixMilli())
 	l.nowValid = false
 	l.tickValid = false
 	if l.srv.persist != nil {
@@ -76,12 +77,18 @@ func (l *Loop) cron() {
 		}
 		// 25% of a cron period at the default effort, like Redis.
 		budget := time.Second / time.Duration(hz) / 4
+		t0 := time.Now()
 		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
+		l.srv.addLatency("expire-cycle", time.Since(t0)) // latency.go
+	}
+	if l.srv.shardBudget.Load() != 0 {
+		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
 	}
 	if l.timeoutCheck.Before(now) {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)
-		l.pubsubCron() // output buffer limits of subscribers (pubsub.go)
+		l.pubsubCron()       // output buffer limits of subscribers (pubsub.go)
+		l.cronOutputLimits() // soft output buffer limits of the others (obuf.go)
 	}
 }
 

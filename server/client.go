@@ -2,8 +2,6 @@ package server
 
 import (
 	"crypto/rand"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -44,15 +42,17 @@ type Client struct {
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 
-	hop          hop
-	hopOut       bool
-	need         uint64 // log position its pending replies wait for (persist.go)
-	waitingNow   bool   // also waits for its home loop's next submission
-	held         bool   // replies written, waiting for the log
-	inFlush      bool   // on the loop's flush list
-	hopRunnable  gnet.Runnable
-	txRunnable   gnet.Runnable
-	doneRunnable gnet.Runnable
+	hop           hop
+	hopOut        bool
+	need          uint64  // log position its pending replies wait for (persist.go)
+	waitingNow    bool    // also waits for its home loop's next submission
+	held          bool    // replies written, waiting for the log
+	inFlush       bool    // on the loop's flush list
+	blocked       *waiter // blocked on a key (blocking.go)
+	retryDeadline int64   // the deadline a retried blocking command keeps
+	hopRunnable   gnet.Runnable
+	txRunnable    gnet.Runnable
+	doneRunnable  gnet.Runnable
 
 	pending  bool // not yet registered (connected before the loops were known)
 	internal bool // a loop-discovery connection
@@ -62,11 +62,15 @@ type Client struct {
 
 	ps     *clientSubs // pub/sub subscriptions, nil until the first (pubsub.go)
 	pushed bool        // the command's reply is pushes: CLIENT REPLY OFF keeps them
+
+	obs clientObs // monitor state, output buffer limit clock (obs.go)
 }
 
 func (cl *Client) onClose() {
+	cl.onCloseBlocked() // blocking.go
 	cl.pubsubClose()
 	cl.multiClose()
+	cl.stopMonitor() // monitor.go
 }
 
 // setAuthenticated records whether the client may run commands; until it
@@ -95,46 +99,8 @@ func (cl *Client) laddr() string {
 	return ""
 }
 
-// infoLine is CLIENT INFO / CLIENT LIST's line for this client.
-func (cl *Client) infoLine() string {
-	now := time.Now()
-	flags := "N"
-	var fl []byte
-	if cl.subscribed() {
-		fl = append(fl, 'P')
-	}
-	if cl.closing {
-		fl = append(fl, 'c')
-	}
-	if cl.noEvict {
-		fl = append(fl, 'e')
-	}
-	if cl.noTouch {
-		fl = append(fl, 'T')
-	}
-	fl = cl.multiFlags(fl)
-	if len(fl) > 0 {
-		flags = string(fl)
-	}
-	cmd := cl.lastCmd
-	if cmd == "" {
-		cmd = "NULL"
-	}
-	fd := -1
-	if cl.c != nil {
-		fd = cl.c.Fd()
-	}
-	sub, psub, ssub := cl.pubsubInfo()
-	var b strings.Builder
-	fmt.Fprintf(&b, "id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d ssub=%d multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=%d rbs=%d rbp=%d obl=0 oll=0 omem=%d tot-mem=%d events=r cmd=%s user=default redir=-1 resp=%d",
-		cl.id, cl.addr(), cl.laddr(), fd, cl.name,
-		int64(now.Sub(cl.created).Seconds()), int64(now.Sub(cl.lastInteraction).Seconds()),
-		flags, cl.db, sub, psub, ssub, cl.multiCount(), len(cl.qbuf), cap(cl.ownBuf)-len(cl.ownBuf), cl.multiMem(),
-		cap(cl.out), len(cl.out), cl.outputUsage(), cap(cl.ownBuf)+cap(cl.out)+1024+cl.outputUsage(), cmd, cl.proto)
-	if cl.libName != "" || cl.libVer != "" {
-		fmt.Fprintf(&b, " lib-name=%s lib-ver=%s", cl.libName, cl.libVer)
-	}
-	return b.String()
-}
+// infoLine is CLIENT INFO / CLIENT LIST's line for this client
+// (clientinfo.go).
+func (cl *Client) infoLine() string { return cl.clientInfoString() }
 
 func cryptoRand(b []byte) (int, error) { return rand.Read(b) }

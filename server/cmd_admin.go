@@ -48,6 +48,7 @@ var adminCommands = []serverCmd{
 	{name: "client|info", exec: cmdClientInfo, home: true},
 	{name: "client|list", exec: cmdClientList, allShards: true},
 	{name: "client|kill", exec: cmdClientKill, allShards: true},
+	{name: "client|unblock", exec: cmdClientUnblock, allShards: true},
 	{name: "client|reply", exec: cmdClientReply, home: true},
 	{name: "client|no-evict", exec: cmdClientNoEvict, home: true},
 	{name: "client|no-touch", exec: cmdClientNoTouch, home: true},
@@ -1376,6 +1377,14 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):
 		x.srv.activeExpire.Store(cAtoi(argv[2]) != 0)
+		x.OK()
+	case len(argv) == 3 && shard.EqualFold(sub, "quicklist-packed-threshold"):
+		// Elements this large get a list node of their own (quicklist.go).
+		sz, ok := cfgMemToULL(string(argv[2]))
+		if !ok || !shard.SetPackedThreshold(sz) {
+			x.Err("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+			return
+		}
 		x.OK()
 	default:
 		subcommandSyntaxError(x, argv)

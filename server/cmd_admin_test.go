@@ -47,6 +47,7 @@ func admServer(t testing.TB, n int) *Server {
 	for _, l := range srv.loops {
 		l.x.Shards = srv.shards
 	}
+	srv.initObs()
 	return srv
 }
 

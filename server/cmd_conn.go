@@ -12,7 +12,8 @@ import (
 // serverCommands is the server command table: commands about the connection
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
-var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands, pubsubCommands, multiCommands)
+var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands, pubsubCommands,
+	multiCommands, slowlogCommands, latencyCommands, monitorCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd
@@ -72,6 +73,7 @@ func cmdReset(x *Exec, argv [][]byte) {
 	cl.replyOff, cl.replySkip = false, false
 	cl.noEvict, cl.noTouch = false, false
 	cl.setAuthenticated(cl.srv.cfg.RequirePass() == "")
+	cl.stopMonitor()
 	x.Simple("RESET")
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -27,6 +28,9 @@ type Cmd struct {
 	// allShardsIf, when set, says whether this call needs every loop
 	// parked after all (DEBUG LOADAOF, CONFIG SET appendonly).
 	allShardsIf func(argv [][]byte) bool
+	// extraShards, when set, returns the shards a data command's call reads
+	// beyond its keys (shard.Command.ExtraShards: SORT's BY/GET patterns).
+	extraShards func(argv [][]byte, n int) uint64
 
 	run  func(c *shard.Ctx, argv [][]byte)
 	exec func(x *Exec, argv [][]byte)
@@ -122,7 +126,8 @@ func (srv *Server) buildCommandTable() {
 		srv.cmds[full] = c
 	}
 	for _, row := range shard.Commands {
-		add(row.Name, &Cmd{run: row.Run, keys: row.Keys, shardFn: row.Shard, allShards: row.Route&shard.AllShards != 0})
+		add(row.Name, &Cmd{run: row.Run, keys: row.Keys, shardFn: row.Shard, allShards: row.Route&shard.AllShards != 0,
+			extraShards: row.ExtraShards})
 	}
 	for _, row := range serverCommands {
 		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home, allShardsIf: row.allShardsIf})
@@ -276,6 +281,9 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
 		return loadingError
 	}
+	if cl.obs.monitor {
+		return cl.monitorCheck(cmd) // monitor.go
+	}
 	return ""
 }
 
@@ -343,6 +351,19 @@ func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
 	}
 	if n == 1 {
 		return 0, 0
+	}
+	if cmd.extraShards != nil {
+		if extra := cmd.extraShards(argv, n); extra != 0 {
+			// The keys' shards and the ones the call reads besides.
+			var kbuf [16]int
+			for _, k := range cmd.keyPositions(argv, kbuf[:0]) {
+				extra |= 1 << uint(shard.ShardOf(argv[k], n))
+			}
+			if extra&(extra-1) == 0 {
+				return bits.TrailingZeros64(extra), 0
+			}
+			return -1, extra
+		}
 	}
 	if cmd.keys == nil && cmd.first > 0 && cmd.first == cmd.last && cmd.first < len(argv) {
 		return shard.ShardOf(argv[cmd.first], n), 0 // one key: the common case

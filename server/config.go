@@ -194,6 +194,7 @@ type Config struct {
 	appendFilename atomicString
 	appendDirname  atomicString
 	requirePass    atomicString
+	metricsBind    atomicString
 
 	// enum options (index into the option's enum list)
 	supervised             atomic.Int64
@@ -480,6 +481,8 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("shards", "", cfgImmutable, 0, 64, "0", func(c *Config) *atomic.Int64 { return &c.shards }),
 		// metrics-port: Prometheus-style metrics HTTP port; 0 = disabled.
 		cfgNumOpt("metrics-port", "", cfgImmutable, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
+		// metrics-bind: the address the metrics endpoint listens on.
+		cfgStrOpt("metrics-bind", cfgImmutable, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
 	}
 }
 
@@ -1846,6 +1849,9 @@ func DefaultShards(cpus int) int {
 
 // MetricsPort returns the metrics HTTP port; 0 means disabled.
 func (c *Config) MetricsPort() int { return int(c.metricsPort.Load()) }
+
+// MetricsBind returns the address the metrics endpoint listens on.
+func (c *Config) MetricsBind() string { return c.metricsBind.Load() }
 
 // Warnings returns human readable warnings about risky settings, to be
 // logged at start-up.

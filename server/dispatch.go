@@ -72,6 +72,9 @@ type hop struct {
 	buf    []byte // copies of inline commands' arguments
 	parked []int  // transaction: loops parked so far, released by the executor
 	need   uint64 // log position the replies wait for (persist.go)
+	// blocked is the waiter of the run's last command when it blocked
+	// (blocking.go); the run's other commands came before it.
+	blocked *waiter
 
 	// CLIENT REPLY OFF/SKIP: drop every reply of the run, or the first one.
 	dropAll, dropFirst bool
@@ -79,14 +82,14 @@ type hop struct {
 
 // onData is called by the home loop with the bytes just read.
 func (cl *Client) onData(data []byte) {
-	if cl.hopOut || cl.held || len(cl.qbuf) > 0 {
+	if cl.hopOut || cl.held || cl.blocked != nil || len(cl.qbuf) > 0 {
 		cl.qbuf = append(cl.qbuf, data...)
 		if int64(len(cl.qbuf)) > cl.srv.cfg.ClientQueryBufferLimit() {
 			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s", cl.infoLine())
 			cl.closeNow()
 			return
 		}
-		if cl.hopOut || cl.held {
+		if cl.hopOut || cl.held || cl.blocked != nil {
 			return
 		}
 		cl.process(true)
@@ -125,6 +128,9 @@ func (cl *Client) process(own bool) {
 		if mask == 0 && (target < 0 || target == loop.id) {
 			loop.runLocal(cl, cmd, argv, target >= 0)
 			pos += n
+			if cl.blocked != nil {
+				break // a blocking command waits: the rest of the input queues
+			}
 			continue
 		}
 		// A hop or transaction. Its argv must outlive this call: if the input
@@ -177,11 +183,13 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	h.tx = mask != 0
 	h.mask = mask
 	h.need = 0
+	h.blocked = nil
 	h.target = target
 	h.buf = h.buf[:0]
 	h.add(cmd, argv, data[pos] != '*')
 	pos += n
-	for len(h.cmds) < maxRun {
+	// A blocking command ends its run: what follows it must wait for it.
+	for len(h.cmds) < maxRun && h.cmds[len(h.cmds)-1].flags&flagBlocking == 0 {
 		argv2, n2, err := cl.parser.Next(data[pos:], cl.argv[:0])
 		if err != nil || n2 == 0 || len(argv2) == 0 {
 			break
@@ -202,6 +210,17 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		pos += n2
 	}
 	cl.parser.Reset()
+	// The run's bytes are consumed (CLIENT LIST's qbuf counts them once, also
+	// when a transaction runs right here in launch); process keeps the rest.
+	cl.qbuf = data[pos:]
+	cl.launch()
+	return pos
+}
+
+// launch sends the run in cl.hop (its target, or its transaction's mask,
+// set) to the loop that runs it.
+func (cl *Client) launch() {
+	h := &cl.hop
 	cl.hopOut = true
 	// Log what this event ran so far before the run leaves: the remote side
 	// submits its records as soon as it has run (and a transaction taken in
@@ -210,20 +229,20 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	cl.loop.submit()
 	loops := cl.srv.loops
 	if !h.tx {
-		_ = loops[target].el.Execute(context.Background(), cl.hopRunnable)
+		_ = loops[h.target].el.Execute(context.Background(), cl.hopRunnable)
 	} else {
 		h.target = 63 - bits.LeadingZeros64(h.mask)
 		h.parked = h.parked[:0]
 		first := bits.TrailingZeros64(h.mask)
 		if first == cl.loop.id {
 			// We are the lowest shard: take it right here (park) instead of
-			// queueing a task to ourselves.
+			// queueing a task to ourselves. The run's bytes are consumed
+			// already (startRemote set cl.qbuf past them, for CLIENT LIST).
 			_ = cl.runTx(context.Background())
 		} else {
 			_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
 		}
 	}
-	return pos
 }
 
 // add appends a command to the run. Multibulk argv points into the client's
@@ -324,12 +343,24 @@ func (cl *Client) hopDone(context.Context) error {
 		h.argv[i] = h.argv[i][:0]
 	}
 	if cl.closed {
+		if h.blocked != nil {
+			cl.startWait(h.blocked)
+			cl.onCloseBlocked()
+			h.blocked = nil
+		}
 		cl.multiClose() // WATCH state left while the hop was out (multi.go)
 		return nil
 	}
+	cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
+	if w := h.blocked; w != nil {
+		h.blocked = nil
+		cl.blockedHop(w) // goes on with the input once served
+		return nil
+	}
+	cl.retryDeadline = 0 // a retried blocking command was served
 	if len(cl.qbuf) > 0 {
 		cl.process(true)
 	} else {
@@ -370,6 +401,10 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	for i, cmd := range h.cmds {
 		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
 		l.call(x, cmd, h.argv[i])
+		if x.Blocked() {
+			h.blocked = l.block(cl, cmd, h.argv[i], x) // the run's last command
+		}
+		l.serveReady(mask) // blocked clients first (blocking.go)
 		if persisting {
 			n, now := l.track(cmd, h.argv[i], mask, x.Prop.Dirty > 0)
 			if n > need {
@@ -409,6 +444,10 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 		l.sh.OnExpired = l.p.expHook
 	}
 	l.call(x, cmd, argv)
+	if x.Blocked() {
+		cl.startWait(l.block(cl, cmd, argv, x))
+	}
+	l.serveReady(1 << uint(l.id)) // blocked clients first (blocking.go)
 	l.sh.NoTouch = false
 	if l.srv.persist != nil && (keyed || x.Prop.Dirty > 0) {
 		need, now := l.track(cmd, argv, 1<<uint(l.id), x.Prop.Dirty > 0)
@@ -459,8 +498,9 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 	}
 	x.Prop.Reset()
+	x.BlockKeys = nil
 	// Inside EXEC the room was made once for the whole transaction (multi.go).
-	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() > 0 && !l.makeRoom(x.mask) {
+	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() != 0 && !l.makeRoom(x.mask) {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)
@@ -477,11 +517,14 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	st := &l.stats.cmds[cmd.id]
 	st.calls++
+	var ns int64
 	if timed {
 		end := nanotime()
 		l.tick, l.tickValid = end, true
-		st.nsec += end - t0
+		ns = end - t0
+		st.nsec += ns
 	}
+	l.observe(x, cmd, argv, ns) // slowlog, latency, monitor (obs.go)
 	if len(x.Out) > start && x.Out[start] == '-' {
 		st.failed++
 		l.stats.countError(x.Out[start+1:])

@@ -136,7 +136,7 @@ func (srv *Server) sumStats() *statTotals {
 			if q := int64(len(cl.qbuf)); q > t.maxQbuf {
 				t.maxQbuf = q
 			}
-			if o := int64(len(cl.out)); o > t.maxOut {
+			if o := cl.pendingOutput(); o > t.maxOut {
 				t.maxOut = o
 			}
 			t.clientMem += int64(cap(cl.ownBuf) + cap(cl.out))
@@ -171,6 +171,7 @@ func (srv *Server) sumStats() *statTotals {
 func (srv *Server) resetStats() {
 	for _, l := range srv.loops {
 		clear(l.stats.cmds)
+		clear(l.obs.hist) // LATENCY HISTOGRAM (obs.go)
 		l.stats.errors = make(map[string]int64)
 		l.stats.totalCmds = 0
 	}
@@ -335,9 +336,9 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("maxclients", cfg.MaxClients())
 		w.int("client_recent_max_input_buffer", t.maxQbuf)
 		w.int("client_recent_max_output_buffer", t.maxOut)
-		w.int("blocked_clients", 0)
+		w.int("blocked_clients", srv.blk.clients.Load())
 		w.int("tracking_clients", 0)
-		w.int("clients_in_timeout_table", 0)
+		w.int("clients_in_timeout_table", srv.blk.timed.Load())
 	}
 
 	if sel.want("memory") {
@@ -521,9 +522,8 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 	}
 
 	if sel.want("latencystats") {
-		// No latency histograms are kept: the section is present and empty,
-		// as in Redis with latency-tracking disabled.
 		w.section("Latencystats")
+		srv.infoLatencyStats(w) // latency.go
 	}
 
 	if sel.want("cluster") {

@@ -112,6 +112,9 @@ func (p *parallelLoader) add(cmd *Cmd, db int, argv [][]byte) {
 		for _, k := range p.kbuf {
 			mask |= 1 << uint(shard.ShardOf(argv[k], n))
 		}
+		if cmd.extraShards != nil {
+			mask |= cmd.extraShards(argv, n) // SORT ... BY/GET: other shards' keys
+		}
 		if cmd.allShards || mask == 0 || mask&(mask-1) != 0 {
 			p.barrier(cmd, db, argv)
 			return

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
 	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"time"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -48,7 +51,33 @@ func (srv *Server) initMemory() {
 		debug.SetGCPercent(25)
 	}
 	srv.applyMaxmemory()
-	srv.cfg.OnChange("maxmemory", srv.applyMaxmemory)
+	srv.cfg.OnChange("maxmemory", func() {
+		srv.applyMaxmemory()
+		// Like Redis, evict at once when the new limit is below what is
+		// used: each loop on its own shard.
+		for _, l := range srv.loops {
+			l := l
+			_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+				l.evictCron()
+				return nil
+			}))
+		}
+	})
+}
+
+// evictCron brings the loop's shard within its share (from the cron, and
+// after CONFIG SET maxmemory), so that a limit lowered while no write comes
+// still takes effect, as Redis's CONFIG SET does.
+func (l *Loop) evictCron() {
+	if l.srv.shardBudget.Load() == 0 {
+		return
+	}
+	l.sh.SetNow(time.Now().UnixMilli())
+	l.nowValid, l.tickValid = false, false
+	if l.srv.persist != nil {
+		defer l.endEvent() // submit the DELs
+	}
+	l.makeRoom(1 << uint(l.id))
 }
 
 // applyMaxmemory computes the shards' shares and the Go memory limit.

@@ -161,7 +161,7 @@ func (cl *Client) routeMulti(cmd *Cmd, argv [][]byte) (target int, mask uint64, 
 		return target, mask, false
 	}
 	cl.lastCmd = cmd.fullName
-	if cl.srv.shardBudget.Load() > 0 && !cl.loop.makeRoom(1<<uint(cl.loop.id)) {
+	if cl.srv.shardBudget.Load() != 0 && !cl.loop.makeRoom(1<<uint(cl.loop.id)) {
 		// Redis refuses anything but EXEC, DISCARD, QUIT and RESET in MULTI
 		// while out of memory. Only the home shard can be asked here; EXEC
 		// checks all of its shards.
@@ -437,7 +437,7 @@ func cmdExec(x *Exec, argv [][]byte) {
 		return
 	}
 	l := x.loop
-	if tx.flags&flagDenyOOM != 0 && l.srv.shardBudget.Load() > 0 && !l.makeRoom(owned) {
+	if tx.flags&flagDenyOOM != 0 && l.srv.shardBudget.Load() != 0 && !l.makeRoom(owned) {
 		// Redis's processCommand refuses such an EXEC as a whole; the
 		// queued commands then run without a check of their own.
 		x.Err("EXECABORT Transaction discarded because of: " + oomError)

@@ -99,6 +99,7 @@ func (srv *Server) attachLog(fresh bool) error {
 		return err
 	}
 	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards)), pend: make([]pendingKeys, len(srv.shards))}
+	lg.OnLatency(srv.addLatency) // aof-write, aof-fsync-always (latency.go)
 	for _, l := range srv.loops {
 		l := l
 		l.p.prod = lg.NewProducer()
@@ -382,15 +383,21 @@ func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uin
 	}
 	var kbuf [16]int
 	keys := cmd.keyPositions(argv, kbuf[:0])
-	if len(keys) == 0 {
+	n := len(l.srv.shards)
+	// A call that reads keys it does not declare (SORT's BY/GET patterns)
+	// waits, as a keyless one does, for the last write of each shard it
+	// read; its declared keys are tracked below as usual.
+	if len(keys) == 0 || cmd.extraShards != nil && cmd.extraShards(argv, n) != 0 {
 		for m := mask; m != 0; m &= m - 1 {
 			if s := ps.lastSeq[bits.TrailingZeros64(m)]; s > need {
 				need = s
 			}
 		}
-		return need, now || l.p.prod.Len() > 0
+		now = now || l.p.prod.Len() > 0
+		if len(keys) == 0 {
+			return need, now
+		}
 	}
-	n := len(l.srv.shards)
 	for _, i := range keys {
 		if i >= len(argv) {
 			continue
@@ -441,6 +448,11 @@ func (l *Loop) submitLog() uint64 {
 		}
 	} else {
 		seq = l.p.prod.Submit()
+	}
+	// Blocked clients served since the last submission wait for this batch,
+	// which holds their pops (blocking.go).
+	if len(l.blk.served) > 0 {
+		l.handServed(seq)
 	}
 	for m := l.p.wrote; m != 0; m &= m - 1 {
 		ps.lastSeq[bits.TrailingZeros64(m)] = seq
@@ -578,7 +590,7 @@ func (l *Loop) releaseHeld() {
 	l.nowValid, l.tickValid = false, false
 	for _, cl := range ready {
 		cl.writeOut()
-		if len(cl.qbuf) > 0 && !cl.closing && !cl.hopOut {
+		if len(cl.qbuf) > 0 && !cl.closing && !cl.hopOut && cl.blocked == nil {
 			cl.process(true)
 		}
 	}

@@ -67,7 +67,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/resp"
@@ -103,8 +102,7 @@ type clientSubs struct {
 	patterns []string // in subscription order, as Redis's list
 	shardChs map[string]struct{}
 
-	touched   bool  // on its loop's drain list
-	softSince int64 // unix seconds since the output went over the soft limit; 0: under
+	touched bool // on its loop's drain list
 }
 
 func (s *clientSubs) count() int      { return len(s.channels) + len(s.patterns) }
@@ -348,50 +346,8 @@ func appendFrame(b []byte, proto int, kind uint8, pat, tail []byte) []byte {
 	return append(b, tail...)
 }
 
-// checkOutputLimit closes the client if its unsent output is over its
-// class's client-output-buffer-limit (Redis's
-// closeClientOnOutputBufferLimitReached; async: from a delivery, else from
-// the cron). It reports whether it closed the client.
-func (cl *Client) checkOutputLimit(async bool) bool {
-	if cl.c == nil || cl.closing || cl.closed || cl.ps == nil {
-		return false
-	}
-	used := uint64(cl.outputUsage())
-	if used == 0 {
-		return false
-	}
-	class := cfgObufNormal
-	if cl.subscribed() {
-		class = cfgObufPubsub
-	}
-	lim := cl.srv.cfg.ClientOutputBufferLimits()[class]
-	hard := lim.HardLimitBytes > 0 && used >= lim.HardLimitBytes
-	soft := lim.SoftLimitBytes > 0 && used >= lim.SoftLimitBytes
-	if soft {
-		now := time.Now().Unix()
-		if cl.ps.softSince == 0 {
-			cl.ps.softSince = now
-			soft = false
-		} else if now-cl.ps.softSince <= lim.SoftLimitSeconds {
-			soft = false
-		}
-	} else {
-		cl.ps.softSince = 0
-	}
-	if !soft && !hard {
-		return false
-	}
-	info := cl.infoLine()
-	if async {
-		cl.srv.log.Warningf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info)
-	} else {
-		cl.srv.log.Warningf("Client %s closed for overcoming of output buffer limits.", info)
-	}
-	cl.out = cl.out[:0]
-	cl.closing = true
-	cl.writeOut()
-	return true
-}
+// checkOutputLimit (obuf.go) applies client-output-buffer-limit after a
+// delivery (async) and from pubsubCron.
 
 // outputUsage is the client's unsent output: our buffer and gnet's
 // outbound one (CLIENT LIST omem, Redis's getClientOutputBufferMemoryUsage).

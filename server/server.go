@@ -57,12 +57,14 @@ type Server struct {
 
 	stats       serverStats
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
+	obs         obsState    // SLOWLOG, LATENCY, MONITOR, metrics (obs.go)
 
 	persist    *persist // the AOF, nil when appendonly is no
 	rw         rewriteStatus
 	sysClient  *Client     // loop 0's internal client (automatic rewrites)
 	logFailing atomic.Bool // the AOF's last write or fsync failed
 	load       loadState   // loading the AOF at start (persist.go)
+	blk        serverBlocking
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way
@@ -74,7 +76,7 @@ type Server struct {
 	lastSave     atomic.Int64
 
 	memStartup  int64          // used_memory_startup
-	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit
+	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit, -1: nothing fits
 	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
 	procs       procs          // GOMAXPROCS policy (procs.go)
 }
@@ -106,12 +108,14 @@ type Loop struct {
 
 	stats loopStats
 	ps    loopPubsub // inbox and notification queue (pubsub.go)
+	obs   loopObs    // slowlog ring, latency histograms (obs.go)
 
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
 	rwJob     *aof.Rewrite
 	rwStep    gnet.Runnable
 	heldCount atomic.Int32 // clients whose replies wait for the log
+	blk       loopBlocking
 
 	cronRunnable gnet.Runnable
 	timeoutCheck time.Time
@@ -158,6 +162,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.rw.lastOK.Store(true)
 	srv.buildCommandTable()
 	srv.initTunables()
+	srv.initBlocking(n)
 	for i := 0; i < n; i++ {
 		sh := srv.newShard(i)
 		srv.shards = append(srv.shards, sh)
@@ -173,6 +178,7 @@ func Run(cfg *Config, log *Logger) error {
 	}
 	srv.initMemory()
 	srv.initPubsub()
+	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
@@ -221,6 +227,9 @@ func Run(cfg *Config, log *Logger) error {
 		srv.log.Noticef("Ready to accept connections tcp")
 	}
 	srv.startBackground()
+	if err := srv.startMetrics(); err != nil { // Prometheus endpoint (metrics.go)
+		srv.log.Warningf("Could not start the metrics endpoint: %v", err)
+	}
 
 	select {
 	case err := <-errc:
@@ -549,6 +558,7 @@ func (cl *Client) writeOut() {
 		cl.out = cl.out[:0]
 		return
 	}
+	cl.beforeWrite() // MONITOR lines held for it, output buffer limits (obuf.go)
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		_, _ = cl.c.Write(cl.out)

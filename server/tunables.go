@@ -38,5 +38,7 @@ func (srv *Server) initTunables() {
 func (srv *Server) newShard(id int) *shard.Shard {
 	sh := shard.New(id, srv.cfg.Databases())
 	sh.Cfg = srv.tun
+	sh.OnReady = srv.readyHook(sh)
+	sh.OnSwapDB = srv.swapHook(sh)
 	return sh
 }

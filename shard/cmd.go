@@ -25,7 +25,27 @@ type Ctx struct {
 	// InMulti is set while the command runs inside MULTI/EXEC (or a
 	// script): blocking commands then behave as if their timeout expired.
 	InMulti bool
+
+	// Blocking commands (the server's side is server/blocking.go). A
+	// blocking handler that finds nothing to serve calls Block and replies
+	// nothing; the server parks the client. When one of the keys becomes
+	// ready, the server runs the command again with ServeKey set: the
+	// handler then tries that key only, and calls Block again when it
+	// cannot serve it (the key is of another type, or gone).
+	ServeKey      []byte
+	BlockKeys     [][]byte // set by Block: the keys to wait for
+	BlockDeadline int64    // set by Block: unix ms, 0 for no timeout
 }
+
+// Block asks the server to park the client until one of keys is ready or
+// the deadline (unix ms, 0: none) passes. keys may alias argv.
+func (c *Ctx) Block(deadline int64, keys [][]byte) {
+	c.BlockKeys = keys
+	c.BlockDeadline = deadline
+}
+
+// Blocked reports whether the command called Block.
+func (c *Ctx) Blocked() bool { return c.BlockKeys != nil }
 
 // Propagation is the list of commands a write logs, in order.
 type Propagation struct {
@@ -108,4 +128,10 @@ type Command struct {
 	Keys func(argv [][]byte, dst []int) []int
 	// Shard picks the shard directly (SCAN: from its cursor); nil: by keys.
 	Shard func(argv [][]byte, nshards int) int
+	// ExtraShards, when set, returns the shards (bit i: shard i of nshards)
+	// this call reads beyond its keys, 0 for none: SORT's BY and GET
+	// patterns name keys built from the sorted values. The dispatcher
+	// takes them with the keys' shards, so the handler may read any key on
+	// them through DBOf.
+	ExtraShards func(argv [][]byte, nshards int) uint64
 }

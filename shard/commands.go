@@ -8,9 +8,12 @@ var Commands = concatCommands(
 	memoryCommands,
 	bitmapCommands,
 	hllCommands,
+	listCommands,
 	setCommands,
 	hashCommands,
 	zsetCommands,
+	sortCommands,
+	zsetBlockingCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {

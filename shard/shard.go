@@ -53,6 +53,10 @@ type Shard struct {
 	// OnReady is called when a list or sorted set is added at key (see
 	// signalReady); the server serves blocked clients after the command.
 	OnReady func(db *DB, key []byte)
+	// OnSwapDB is called after SWAPDB swapped two databases: clients
+	// blocked on keys of either may now be served (Redis's
+	// scanDatabaseForReadyKeys).
+	OnSwapDB func(a, b int)
 
 	// OnExpired is called with a key about to be deleted because its time
 	// ran out (lazily or by the active cycle): the server logs a DEL and
@@ -136,6 +140,9 @@ func (s *Shard) SwapDB(a, b int) {
 	s.DBs[a], s.DBs[b] = s.DBs[b], s.DBs[a]
 	s.DBs[a].ID, s.DBs[b].ID = a, b
 	s.keysChanged++
+	if s.OnSwapDB != nil {
+		s.OnSwapDB(a, b)
+	}
 }
 
 // FlushAll empties every database and gives the memory back.

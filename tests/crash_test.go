@@ -3,8 +3,9 @@ package tests
 // The crash matrix (contracts 4 and 5): pipelined clients write while the
 // server is killed with SIGKILL at a random moment; after a restart on the
 // same folder every acknowledged write must be there, every client's keys
-// must be the effect of a prefix of what it sent (INCR counters and
-// APPEND strings make a write applied twice visible), and a multi-key
+// must be the effect of a prefix of what it sent (INCR counters, APPEND
+// strings and RPUSH lists make a write applied twice visible; HSET writes
+// hashes), and a multi-key
 // command all there or not at all. Rounds accumulate in one folder, so each
 // restart also checks that the data of the earlier rounds is unchanged.
 
@@ -128,6 +129,35 @@ func (c *crashClient) next() crashOp {
 	j := len(c.ops)
 	js := itoa(j)
 	var op crashOp
+	if y := c.rng.Intn(100); y < 14 {
+		// Hashes and lists: HSET overwrites a field, RPUSH appends (a
+		// push applied twice shows in the list).
+		if y < 7 {
+			k := c.tagged("h")
+			if y%2 == 1 {
+				k = c.untagged("h")
+			}
+			m := c.model[k]
+			fields := hashModel(m.val)
+			f := "f" + itoa(j%7)
+			op.want = ":0"
+			if _, ok := fields[f]; !ok {
+				op.want = ":1"
+			}
+			fields[f] = js
+			op.argv = []string{"HSET", k, f, js}
+			c.set(&op, k, mval{true, hashCanon(fields), m.ttl})
+		} else {
+			k := c.untagged("l")
+			m := c.model[k]
+			v := m.val + js + ","
+			op.argv = []string{"RPUSH", k, js}
+			op.want = ":" + itoa(strings.Count(v, ","))
+			c.set(&op, k, mval{true, v, m.ttl})
+		}
+		c.ops = append(c.ops, op)
+		return op
+	}
 	switch x := c.rng.Intn(100); {
 	case x < 28: // INCR a counter
 		k := c.ctrs[0]
@@ -277,7 +307,34 @@ func (c *crashClient) universe() []string {
 	return keys
 }
 
+// hashModel parses a hash's modelled value, "f0=3;f2=9;" (fields sorted).
+func hashModel(v string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range strings.Split(v, ";") {
+		if f, val, ok := strings.Cut(kv, "="); ok {
+			m[f] = val
+		}
+	}
+	return m
+}
+
+// hashCanon renders a hash as its modelled value.
+func hashCanon(m map[string]string) string {
+	var fs []string
+	for f := range m {
+		fs = append(fs, f)
+	}
+	sort.Strings(fs)
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(f + "=" + m[f] + ";")
+	}
+	return b.String()
+}
+
 // readKeys reads the state of keys: value and whether it has an expiry.
+// Keys ending in ":h" are hashes and ":l" lists, read into their modelled
+// form (hashCanon; elements each followed by a comma).
 func readKeys(t testing.TB, addr string, keys []string) map[string]mval {
 	t.Helper()
 	p := mustDialP(t, addr)
@@ -286,7 +343,14 @@ func readKeys(t testing.TB, addr string, keys []string) map[string]mval {
 	for _, chunk := range chunks(keys, 256) {
 		var cmds [][]string
 		for _, k := range chunk {
-			cmds = append(cmds, []string{"GET", k}, []string{"PTTL", k})
+			read := []string{"GET", k}
+			switch {
+			case strings.HasSuffix(k, ":h"):
+				read = []string{"HGETALL", k}
+			case strings.HasSuffix(k, ":l"):
+				read = []string{"LRANGE", k, "0", "-1"}
+			}
+			cmds = append(cmds, read, []string{"PTTL", k})
 		}
 		if err := p.send(cmds...); err != nil {
 			t.Fatalf("read keys: %v", err)
@@ -296,6 +360,29 @@ func readKeys(t testing.TB, addr string, keys []string) map[string]mval {
 			ttl, err2 := p.recv()
 			if err1 != nil || err2 != nil {
 				t.Fatalf("read %s: %v %v", k, err1, err2)
+			}
+			if v.typ == '*' { // a hash or a list; empty when absent
+				val := ""
+				if strings.HasSuffix(k, ":h") {
+					m := map[string]string{}
+					for i := 0; i+1 < len(v.arr); i += 2 {
+						m[v.arr[i].s] = v.arr[i+1].s
+					}
+					val = hashCanon(m)
+				} else {
+					for _, e := range v.arr {
+						val += e.s + ","
+					}
+				}
+				switch {
+				case len(v.arr) == 0 && ttl.typ == ':' && ttl.n == -2:
+					got[k] = mval{}
+				case len(v.arr) > 0 && ttl.typ == ':' && (ttl.n == -1 || ttl.n > 0):
+					got[k] = mval{present: true, val: val, ttl: ttl.n > 0}
+				default:
+					t.Fatalf("read %s: %v, PTTL %v", k, v, ttl)
+				}
+				continue
 			}
 			switch {
 			case v.typ == '$' && v.n < 0 && ttl.typ == ':' && ttl.n == -2:

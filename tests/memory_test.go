@@ -9,13 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
 func memInfo(t *testing.T, c *redis.Client) map[string]int64 {
 	t.Helper()
-	out, err := c.Info(context.Background(), "memory", "stats").Result()
+	out, err := c.Info(context.Background(), "memory", "stats", "keyspace").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +25,9 @@ func memInfo(t *testing.T, c *redis.Client) map[string]int64 {
 		if k, v, ok := strings.Cut(line, ":"); ok {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 				m[k] = n
+			}
+			if keys, _, ok := strings.Cut(strings.TrimPrefix(v, "keys="), ","); ok && strings.HasPrefix(k, "db") {
+				m[k+"_keys"], _ = strconv.ParseInt(keys, 10, 64) // db0:keys=N,...
 			}
 		}
 	}
@@ -63,7 +67,9 @@ func TestMaxmemoryAllkeysLRU(t *testing.T) {
 	if m["used_memory"] > limit*105/100 || m["used_memory"] < limit*80/100 {
 		t.Errorf("used_memory %d after filling past maxmemory %d", m["used_memory"], limit)
 	}
-	n, _ := c.DBSize(context.Background()).Result()
+	// Keys and evictions from one INFO (every shard held): the cron may
+	// evict between two separate reads.
+	n := m["db0_keys"]
 	if m["evicted_keys"] == 0 || n+m["evicted_keys"] != 150_000 {
 		t.Errorf("%d keys left, %d evicted, of 150000 written", n, m["evicted_keys"])
 	}
@@ -135,5 +141,30 @@ func TestEvictionIsLogged(t *testing.T) {
 	c = s.client(t, 2)
 	if after, _ := c.DBSize(context.Background()).Result(); after != before {
 		t.Fatalf("%d keys after the restart, %d before", after, before)
+	}
+}
+
+// TestConfigSetMaxmemoryEvictsAtOnce: lowering maxmemory evicts without
+// waiting for a write, and a limit below what the server holds at startup
+// leaves room for nothing (Redis's CONFIG SET maxmemory 1).
+func TestConfigSetMaxmemoryEvictsAtOnce(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--maxmemory-policy", "allkeys-lru")
+	c := s.client(t, 2)
+	ctx := context.Background()
+	if errs := fill(t, c, "k", 20_000); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.DBSize(ctx).Val() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys left 5s after CONFIG SET maxmemory 1", c.DBSize(ctx).Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.Set(ctx, "x", "y", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+		t.Fatalf("SET under maxmemory 1: %v", err)
 	}
 }
