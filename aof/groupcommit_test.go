@@ -1,6 +1,7 @@
 package aof
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -81,4 +82,110 @@ func TestConcurrentProducersShareFsyncs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWriteNow: under everysec a producer that submits quietly and calls
+// WriteNow finds its batch written when WriteNow returns true; several
+// producers doing so while the writer goroutine runs rounds too keep every
+// batch, in sequence order; under always WriteNow never writes; and a write
+// error met by WriteNow hands the retries to the writer goroutine, which
+// writes the batch once the disk recovers.
+func TestWriteNow(t *testing.T) {
+	t.Run("everysec: written on return, every batch kept in order", func(t *testing.T) {
+		dir := t.TempDir()
+		o := testOptions(dir, FsyncEverysec)
+		l := mustOpen(t, o)
+		var wg sync.WaitGroup
+		var inline sync.Map
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := l.NewProducer()
+				for b := 0; b < 200; b++ {
+					p.Append(0, args("SET", fmt.Sprintf("k:%d", g), fmt.Sprint(b)))
+					seq := p.SubmitQuiet()
+					if l.WriteNow() {
+						if l.Written() < seq {
+							t.Errorf("WriteNow returned with batch %d unwritten (written %d)", seq, l.Written())
+						}
+						inline.Store(seq, true)
+					} else {
+						l.Signal()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		n := 0
+		inline.Range(func(_, _ any) bool { n++; return true })
+		if n == 0 {
+			t.Fatal("WriteNow never wrote")
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := loadAll(t, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := map[string]int{}
+		count := 0
+		for _, c := range got {
+			var k string
+			var v int
+			if _, err := fmt.Sscanf(c, "SET %s %d", &k, &v); err != nil {
+				continue // SELECT
+			}
+			if prev, ok := last[k]; ok && v != prev+1 {
+				t.Fatalf("%s: %d after %d: batches out of order or lost", k, v, prev)
+			}
+			last[k] = v
+			count++
+		}
+		if count != 800 {
+			t.Fatalf("%d records loaded, want 800", count)
+		}
+	})
+	t.Run("always: never inline", func(t *testing.T) {
+		l := mustOpen(t, testOptions(t.TempDir(), FsyncAlways))
+		p := l.NewProducer()
+		p.Append(0, args("SET", "k", "v"))
+		seq := p.SubmitQuiet()
+		if l.WriteNow() {
+			t.Fatal("WriteNow wrote under always")
+		}
+		l.Signal()
+		waitFor(t, "durable", func() bool { return l.Durable() >= seq })
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a failed inline write is retried by the writer", func(t *testing.T) {
+		ffs := newFaultFS()
+		o := testOptions(t.TempDir(), FsyncEverysec)
+		o.FS = ffs
+		o.retryMin, o.retryMax = time.Millisecond, 5*time.Millisecond
+		l := mustOpen(t, o)
+		ffs.mu.Lock()
+		ffs.failWrites, ffs.err = 1, errors.New("injected")
+		ffs.mu.Unlock()
+		p := l.NewProducer()
+		p.Append(0, args("SET", "k", "v"))
+		seq := p.SubmitQuiet()
+		if !l.WriteNow() {
+			t.Fatal("WriteNow did not run with an idle writer")
+		}
+		if l.Written() >= seq || l.Err() == nil {
+			t.Fatalf("written %d, err %v after a failed write", l.Written(), l.Err())
+		}
+		waitFor(t, "the retry", func() bool { return l.Written() >= seq })
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := loadAll(t, o)
+		if err != nil || len(withDB(got)) != 1 {
+			t.Fatalf("loaded %q, %v", got, err)
+		}
+	})
 }

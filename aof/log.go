@@ -108,7 +108,8 @@ type Log struct {
 	syncDone chan struct{}
 	closeErr error // set by the writer before done is closed
 
-	w writerState // owned by the writer goroutine
+	w   writerState // owned by whoever holds wmu: the writer goroutine, or a loop in WriteNow
+	wmu sync.Mutex
 
 	stats struct {
 		fsyncs, groups, batches, bytes atomic.Uint64

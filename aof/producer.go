@@ -49,6 +49,17 @@ func (p *Producer) Len() int { return len(p.buf) }
 // With nothing pending, Submit returns the highest sequence number assigned
 // so far: waiting for it is a barrier for everything submitted before.
 func (p *Producer) Submit() uint64 {
+	queued := len(p.buf) > 0
+	s := p.SubmitQuiet()
+	if queued {
+		p.l.signal()
+	}
+	return s
+}
+
+// SubmitQuiet is Submit without waking the writer: the caller then calls
+// WriteNow, and Signal if that did not write.
+func (p *Producer) SubmitQuiet() uint64 {
 	l := p.l
 	l.mu.Lock()
 	if len(p.buf) == 0 {
@@ -70,6 +81,5 @@ func (p *Producer) Submit() uint64 {
 	l.mu.Unlock()
 	p.firstDB, p.db = -1, -1
 	p.cmds = 0
-	l.signal()
 	return s
 }

@@ -13,7 +13,10 @@ import (
 //
 // Actors. Producers (one per event loop) encode records into private
 // buffers and Submit them as batches. One writer goroutine (run) owns the
-// current incr file and is the only goroutine that writes to it. One syncer
+// current incr file and is the only goroutine that writes to it — except
+// that under "everysec" and "no" a loop may run a writer round itself
+// right after its Submit when the writer is idle (WriteNow); rounds are
+// serialised by wmu, so the file still has one writer at a time. One syncer
 // goroutine fsyncs the file once a second under "everysec".
 //
 // Positions. Every batch gets a sequence number at Submit, under mu, and is
@@ -106,8 +109,8 @@ type syncResult struct {
 	err error
 }
 
-// writerState is owned by the writer goroutine; nothing else touches it
-// once Open has returned.
+// writerState is owned by whoever holds Log.wmu — the writer goroutine,
+// or a loop in WriteNow; nothing else touches it once Open has returned.
 type writerState struct {
 	l      *Log
 	file   File
@@ -144,55 +147,116 @@ func (w *writerState) init(l *Log, f File) {
 	w.grp = make([]byte, groupHeaderRoom, 64<<10)
 }
 
-// run is the writer goroutine.
+// run is the writer goroutine. Each round runs under wmu, which a loop
+// may also take to run a round itself (WriteNow).
 func (l *Log) run() {
 	w := &l.w
 	defer close(l.done)
+	var retryC <-chan time.Time
 	for {
-		var retryC <-chan time.Time
-		if w.retry != nil {
-			retryC = w.retry.C
-		}
 		retryDue := false
 		select {
 		case <-l.wake:
 		case <-retryC:
-			w.retry = nil
 			retryDue = true
 		}
-
-		l.mu.Lock()
-		drained := l.queue
-		if len(w.q) == 0 {
-			l.queue, w.q = w.q[:0], drained
-		} else {
-			w.q = append(w.q, drained...)
-			clear(drained)
-			l.queue = drained[:0]
+		l.wmu.Lock()
+		if retryDue {
+			w.retry = nil
 		}
-		sr := l.syncRes
-		l.syncRes = nil
-		closing := l.closing
-		w.onDurable, w.onFailed = l.onDurable, l.onFailed
-		l.mu.Unlock()
-
-		if sr != nil {
-			w.syncDone(sr)
+		done := w.round(retryDue)
+		retryC = nil
+		if w.retry != nil {
+			retryC = w.retry.C
 		}
-		if w.failing {
-			w.failFast()
-			if !retryDue && !closing {
-				continue
-			}
-		}
-		w.process()
-		w.release()
-		if closing {
-			w.finish()
+		l.wmu.Unlock()
+		if done {
 			return
 		}
 	}
 }
+
+// round drains the queue and writes it; it reports whether the log is
+// closing (and then has finished).
+func (w *writerState) round(retryDue bool) bool {
+	l := w.l
+	l.mu.Lock()
+	w.drain()
+	sr := l.syncRes
+	l.syncRes = nil
+	closing := l.closing
+	l.mu.Unlock()
+
+	if sr != nil {
+		w.syncDone(sr)
+	}
+	if w.failing {
+		w.failFast()
+		if !retryDue && !closing {
+			return false
+		}
+	}
+	w.process()
+	w.release()
+	if closing {
+		w.finish()
+		return true
+	}
+	return false
+}
+
+// drain takes the whole submission queue. l.mu is held.
+func (w *writerState) drain() {
+	l := w.l
+	drained := l.queue
+	if len(w.q) == 0 {
+		l.queue, w.q = w.q[:0], drained
+	} else {
+		w.q = append(w.q, drained...)
+		clear(drained)
+		l.queue = drained[:0]
+	}
+	w.onDurable, w.onFailed = l.onDurable, l.onFailed
+}
+
+// WriteNow runs a writer round on the calling goroutine — an event loop at
+// the end of its poll round, right after its Submit — when the policy is
+// "everysec" or "no" and nothing else is under way (the writer goroutine's
+// round, a rewrite's file switch, an error being retried, the syncer's
+// result, Close). It reports whether it wrote the queue; if not, the
+// caller must Signal the writer.
+//
+// Under everysec the server releases replies once their batch is written
+// (as Redis writes the AOF buffer in beforeSleep before it sends replies),
+// so waking the writer goroutine and being woken back by it was on every
+// poll round's path: two thread wake-ups for one write(2). A write(2) to
+// the page cache is short enough to make on the loop, as Redis does;
+// fdatasync ("always") never runs here.
+func (l *Log) WriteNow() bool {
+	if l.policy.Load() == policyAlways || !l.wmu.TryLock() {
+		return false
+	}
+	w := &l.w
+	l.mu.Lock()
+	if w.failing || l.closing || l.syncRes != nil || l.rw != nil || len(w.q) > 0 {
+		l.mu.Unlock()
+		l.wmu.Unlock()
+		return false
+	}
+	w.drain()
+	l.mu.Unlock()
+	w.process()
+	w.release()
+	failing := w.failing
+	l.wmu.Unlock()
+	if failing {
+		l.signal() // the writer goroutine takes over the retries
+	}
+	return true
+}
+
+// Signal wakes the writer goroutine (after SubmitQuiet).
+func (l *Log) Signal() { l.signal() }
 
 // process puts the drained batches into the group and writes it; at a
 // switch marker it writes the group before it to the old file first.

@@ -285,6 +285,8 @@ func (p *Parser) Next(buf []byte, argv [][]byte) (args [][]byte, n int, err erro
 	return args, n, nil
 }
 
+const shortScan = 24
+
 // findLine looks for the terminator c of the line starting at p.elem,
 // resuming at p.scan. Like Redis's strchr on the NUL-terminated query
 // buffer, a NUL byte before the terminator hides it forever: the parser then
@@ -293,6 +295,24 @@ func (p *Parser) Next(buf []byte, argv [][]byte) (args [][]byte, n int, err erro
 func (p *Parser) findLine(buf []byte, c byte, blockErr *ProtocolError) (int, bool) {
 	from := p.scan
 	rest := buf[from:]
+	// Protocol lines ("*3", "$5") are a few bytes: one pass over the first
+	// shortScan bytes looking for the terminator and for a NUL costs less
+	// than two IndexByte calls. A NUL, or a longer line, takes the general
+	// path below.
+	short := rest
+	if len(short) > shortScan {
+		short = short[:shortScan]
+	}
+	for i, b := range short {
+		if b == c {
+			p.work += 2 * (i + 1)
+			p.scan = from + i
+			return from + i, true
+		}
+		if b == 0 {
+			break
+		}
+	}
 	i := bytes.IndexByte(rest, c)
 	if i < 0 {
 		p.work += len(rest)

@@ -58,6 +58,7 @@ type loopPersist struct {
 	wakeRun   gnet.Runnable
 	endRun    gnet.Runnable // endEvent, queued once per poll round (deferEnd)
 	endQueued bool
+	inline    bool         // submitting at the end of a poll round (endEvent)
 	curKeys   []pendingKey // keys written this event, resolved at submit
 	expHook   func(db *shard.DB, key []byte)
 }
@@ -438,7 +439,17 @@ func (l *Loop) submitLog() uint64 {
 	if ps == nil || l.p.prod.Len() == 0 {
 		return 0
 	}
-	seq := l.p.prod.Submit()
+	var seq uint64
+	if l.p.inline {
+		// The end of a poll round: write the batch right here if the
+		// policy and the writer allow it (aof.Log.WriteNow).
+		seq = l.p.prod.SubmitQuiet()
+		if !ps.log.WriteNow() {
+			ps.log.Signal()
+		}
+	} else {
+		seq = l.p.prod.Submit()
+	}
 	// Blocked clients served since the last submission wait for this batch,
 	// which holds their pops (blocking.go).
 	if len(l.blk.served) > 0 {
@@ -508,7 +519,9 @@ func (l *Loop) endEvent() {
 		}
 		return
 	}
+	l.p.inline = true
 	l.submit()
+	l.p.inline = false
 	list := l.p.flushList
 	l.p.flushList = l.p.flushList[:0]
 	for _, cl := range list {
@@ -534,8 +547,16 @@ func (cl *Client) deliver() {
 	}
 	if !cl.held {
 		cl.held = true
-		cl.loop.p.held = append(cl.loop.p.held, cl)
-		cl.loop.heldCount.Add(1)
+		l := cl.loop
+		l.p.held = append(l.p.held, cl)
+		l.heldCount.Add(1)
+		// The log may have caught up between the check above and the
+		// count: its wake-up (wakeHeld) then missed this loop.
+		if cl.need <= ps.log.Written() && l.p.wake.CompareAndSwap(false, true) {
+			if l.el.Execute(context.Background(), l.p.wakeRun) != nil {
+				l.p.wake.Store(false)
+			}
+		}
 	}
 }
 
@@ -711,7 +732,10 @@ func (srv *Server) installPersistHooks() {
 	cfg := srv.cfg
 	cfg.OnApply("appendfsync", func() error {
 		if ps := srv.persist; ps != nil {
-			return ps.log.SetFsync(cfg.AppendFsync())
+			if err := ps.log.SetFsync(cfg.AppendFsync()); err != nil {
+				return err
+			}
+			srv.fitProcs()
 		}
 		return nil
 	})
@@ -753,6 +777,7 @@ func (srv *Server) startAppendOnly() error {
 	for _, l := range srv.loops {
 		l.sh.OnExpired = nil // set per command by the loops from now on
 	}
+	srv.fitProcs()
 	if err := srv.startRewrite(); err != nil {
 		srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
 	}
@@ -774,6 +799,7 @@ func (srv *Server) stopAppendOnly() {
 	for _, sh := range srv.shards {
 		sh.OnExpired = nil
 	}
+	srv.fitProcs()
 	// Replies held for the log go out now: everything it was given is in
 	// the file (or, if the disk failed, the AOF is off anyway).
 	srv.wakeHeld()

@@ -390,6 +390,11 @@ func (md *zModel) checkAgainst(t *testing.T, z *zset, step int) {
 	if n == 0 {
 		return
 	}
+	if z.sl != nil {
+		if got := z.sl.checkTreap(z.sl.root, ^uint32(0)); got != n {
+			t.Fatalf("step %d: treap holds %d elements, want %d", step, got, n)
+		}
+	}
 	it := z.iter(0, false)
 	for i := 0; i < n; i++ {
 		m, s := it.next()
@@ -889,4 +894,22 @@ func TestZreplyScoreIsAddReplyDouble(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkTreap checks the treap's invariants below t — every subtree's size
+// is right and no child outranks its parent's priority (max) — and returns
+// the subtree's size, or -1.
+func (s *zskip) checkTreap(t int32, max uint32) int {
+	if t < 0 {
+		return 0
+	}
+	e := s.e(t)
+	if e.hash > max {
+		return -1
+	}
+	l, r := s.checkTreap(e.left, e.hash), s.checkTreap(e.right, e.hash)
+	if l < 0 || r < 0 || int(e.size) != l+r+1 {
+		return -1
+	}
+	return l + r + 1
 }

@@ -698,23 +698,39 @@ func (s *zskip) insert(m []byte, score float64) {
 	b := h & uint32(len(s.buckets)-1)
 	s.e(t).hnext = s.buckets[b]
 	s.buckets[b] = t
-	l, r := s.split(s.root, score, m)
-	s.root = s.merge(s.merge(l, t), r)
+	s.link(t)
 }
 
-// unlinkTree takes element t out of the treap.
-func (s *zskip) unlinkTree(t int32) {
-	l, r := s.split(s.root, s.e(t).score, s.mem(t))
-	_, r = s.splitRank(r, 1)
-	s.root = s.merge(l, r)
-	s.e(t).left, s.e(t).right, s.e(t).size = -1, -1, 1
+// link puts the detached element t (no children, size 1) into the treap:
+// one descent that counts it in the sizes on its way, down to the first
+// node of lower priority, whose subtree — small on average — is split
+// around t. (Splitting the whole tree and merging twice walked the full
+// depth three times; this walks it once.)
+func (s *zskip) link(t int32) {
+	e := s.e(t)
+	score, m := e.score, s.mem(t)
+	p := &s.root
+	for *p >= 0 {
+		c := s.e(*p)
+		if e.hash > c.hash {
+			break
+		}
+		c.size++
+		if c.score < score || (c.score == score && bytes.Compare(s.mem(*p), m) < 0) {
+			p = &c.right
+		} else {
+			p = &c.left
+		}
+	}
+	e.left, e.right = s.split(*p, score, m)
+	s.fix(t)
+	*p = t
 }
 
 func (s *zskip) setScore(t int32, score float64) {
-	s.unlinkTree(t)
+	s.detach(t)
 	s.e(t).score = score
-	l, r := s.split(s.root, score, s.mem(t))
-	s.root = s.merge(s.merge(l, t), r)
+	s.link(t)
 }
 
 // unhash takes element t out of the hash table and frees it.
@@ -739,9 +755,28 @@ func (s *zskip) unhash(t int32) {
 }
 
 func (s *zskip) remove(t int32) {
-	s.detachRank(s.countLess(s.e(t).score, s.mem(t)))
+	s.detach(t)
 	s.unhash(t)
 	s.tidy()
+}
+
+// detach takes element t out of the treap in one descent by its (score,
+// member), uncounting it from the sizes on the way.
+func (s *zskip) detach(t int32) {
+	e := s.e(t)
+	score, m := e.score, s.mem(t)
+	p := &s.root
+	for *p != t {
+		c := s.e(*p)
+		c.size--
+		if c.score < score || (c.score == score && bytes.Compare(s.mem(*p), m) < 0) {
+			p = &c.right
+		} else {
+			p = &c.left
+		}
+	}
+	*p = s.merge(e.left, e.right)
+	e.left, e.right, e.size = -1, -1, 1
 }
 
 // detachRank takes the element of rank r out of the treap in one descent
