@@ -403,8 +403,14 @@ func TestLoadingAnswersLOADING(t *testing.T) {
 				for _, f := range []string{"loading_start_time", "loading_loaded_bytes", "loading_eta_seconds", "loading_rdb_used_mem"} {
 					piInfoInt(t, m, f)
 				}
-				// Writes are refused too, and so is PING (no loading flag).
-				rc.do(resp("SET", "x", "y"), "-LOADING Redis is loading the dataset in memory\r\n")
+				// Writes are refused too, and so is PING (no loading flag),
+				// unless the load ended since the INFO.
+				rc.write(resp("SET", "x", "y"))
+				if l := rc.line(); l != "-LOADING Redis is loading the dataset in memory" {
+					if m2, loading := piInfoOrLoading(t, rc, "persistence"); l != "+OK" || loading || m2["loading"] != "0" {
+						t.Errorf("SET while loading answered %q", l)
+					}
+				}
 			}
 			time.Sleep(time.Millisecond)
 			continue
