@@ -83,7 +83,13 @@ type hop struct {
 // onData is called by the home loop with the bytes just read.
 func (cl *Client) onData(data []byte) {
 	if cl.hopOut || cl.held || cl.blocked != nil || len(cl.qbuf) > 0 {
+		owned := within(cl.qbuf, cl.ownBuf)
 		cl.qbuf = append(cl.qbuf, data...)
+		if owned {
+			// The input outgrew our buffer: the grown one is ours now (and
+			// resetOwnBuf lets a big one go once its commands have run).
+			cl.ownBuf = cl.qbuf
+		}
 		if int64(len(cl.qbuf)) > cl.srv.cfg.ClientQueryBufferLimit() {
 			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s", cl.infoLine())
 			cl.closeNow()
