@@ -58,6 +58,9 @@ func TestEvictByPolicy(t *testing.T) {
 		sh := New(0, 16)
 		sh.Cfg.MaxmemoryPolicy.Store(policy)
 		sh.Cfg.MaxmemorySamples.Store(10)
+		// No eviction time limit: Evict must reach its budget in one call
+		// however slow the machine (the race detector) is.
+		sh.Cfg.MaxmemoryEvictionTenacity.Store(100)
 		db := sh.DBs[0]
 		for i := 0; i < n; i++ {
 			sh.SetNow(int64(i) * 1000) // key i last accessed at second i
