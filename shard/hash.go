@@ -1261,34 +1261,14 @@ func cmdHscan(c *Ctx, argv [][]byte) {
 		return
 	}
 	if h == nil {
-		c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
+		emptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	usePat := false
-	for i := 3; i < len(argv); i += 2 {
-		more := len(argv) - i
-		switch {
-		case EqualFold(argv[i], "count") && more >= 2:
-			v, ok := ParseInt(argv[i+1])
-			if !ok {
-				c.Err(ErrNotInt)
-				return
-			}
-			if v < 1 {
-				c.Err(ErrSyntax)
-				return
-			}
-			count = v
-		case EqualFold(argv[i], "match") && more >= 2:
-			pat = argv[i+1]
-			usePat = !(len(pat) == 1 && pat[0] == '*')
-		default:
-			c.Err(ErrSyntax)
-			return
-		}
+	o, ok := parseScanArgs(c, argv, 3, false)
+	if !ok {
+		return
 	}
+	count, pat, usePat := o.count, o.pat, o.usePat
 
 	var found [][]byte
 	add := func(f, v []byte) {

@@ -566,6 +566,48 @@ func parseCursor(b []byte) (uint64, bool) {
 }
 
 // scanShard routes SCAN by its cursor: cursor = pos*nshards + shard. An
+
+// scanArgs are the options of SCAN, HSCAN, SSCAN and ZSCAN.
+type scanArgs struct {
+	count          int64
+	pat, typ       []byte
+	usePat, useTyp bool // a MATCH other than "*"; a TYPE (SCAN only)
+}
+
+// parseScanArgs reads [MATCH pattern] [COUNT count] (and [TYPE type] when
+// withType) from argv[from:], replying Redis's error when they are wrong.
+func parseScanArgs(c *Ctx, argv [][]byte, from int, withType bool) (o scanArgs, ok bool) {
+	o.count = 10
+	for i := from; i < len(argv); i += 2 {
+		more := len(argv) - i
+		switch {
+		case EqualFold(argv[i], "count") && more >= 2:
+			v, ok := ParseInt(argv[i+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return o, false
+			}
+			if v < 1 {
+				c.Err(ErrSyntax)
+				return o, false
+			}
+			o.count = v
+		case EqualFold(argv[i], "match") && more >= 2:
+			o.pat = argv[i+1]
+			o.usePat = !(len(o.pat) == 1 && o.pat[0] == '*')
+		case withType && EqualFold(argv[i], "type") && more >= 2:
+			o.typ, o.useTyp = argv[i+1], true
+		default:
+			c.Err(ErrSyntax)
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// emptyScan is the reply of a scan over a missing key: cursor 0, no elements.
+func emptyScan(c *Ctx) { c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...) }
+
 // invalid cursor goes to shard 0, whose handler replies the error.
 func scanShard(argv [][]byte, nshards int) int {
 	cur, ok := parseCursor(argv[1])
@@ -588,33 +630,11 @@ func cmdScan(c *Ctx, argv [][]byte) {
 		c.Err(errInvalidCursor)
 		return
 	}
-	count := int64(10)
-	var pat, typ []byte
-	usePat, useTyp := false, false
-	for i := 2; i < len(argv); i += 2 {
-		more := len(argv) - i
-		switch {
-		case EqualFold(argv[i], "count") && more >= 2:
-			v, ok := ParseInt(argv[i+1])
-			if !ok {
-				c.Err(ErrNotInt)
-				return
-			}
-			if v < 1 {
-				c.Err(ErrSyntax)
-				return
-			}
-			count = v
-		case EqualFold(argv[i], "match") && more >= 2:
-			pat = argv[i+1]
-			usePat = !(len(pat) == 1 && pat[0] == '*')
-		case EqualFold(argv[i], "type") && more >= 2:
-			typ, useTyp = argv[i+1], true
-		default:
-			c.Err(ErrSyntax)
-			return
-		}
+	o, ok := parseScanArgs(c, argv, 2, true)
+	if !ok {
+		return
 	}
+	count, pat, usePat, typ, useTyp := o.count, o.pat, o.usePat, o.typ, o.useTyp
 
 	nsh := uint64(len(c.Shards))
 	si := cur % nsh

@@ -1324,34 +1324,14 @@ func cmdSscan(c *Ctx, argv [][]byte) {
 		return
 	}
 	if s == nil {
-		c.Out = append(c.Out, "*2\r\n$1\r\n0\r\n*0\r\n"...)
+		emptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	usePat := false
-	for i := 3; i < len(argv); i += 2 {
-		more := len(argv) - i
-		switch {
-		case EqualFold(argv[i], "count") && more >= 2:
-			v, ok := ParseInt(argv[i+1])
-			if !ok {
-				c.Err(ErrNotInt)
-				return
-			}
-			if v < 1 {
-				c.Err(ErrSyntax)
-				return
-			}
-			count = v
-		case EqualFold(argv[i], "match") && more >= 2:
-			pat = argv[i+1]
-			usePat = !(len(pat) == 1 && pat[0] == '*')
-		default:
-			c.Err(ErrSyntax)
-			return
-		}
+	o, ok := parseScanArgs(c, argv, 3, false)
+	if !ok {
+		return
 	}
+	count, pat, usePat := o.count, o.pat, o.usePat
 	var found []int32
 	if s.ht != nil {
 		// Like Redis: stop after count members or ten times as many buckets.

@@ -1649,35 +1649,14 @@ func cmdZscan(c *Ctx, argv [][]byte) {
 		return
 	}
 	if z == nil {
-		c.Array(2)
-		c.BulkStr("0")
-		c.Array(0)
+		emptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	usePat := false
-	for i := 3; i < len(argv); i += 2 {
-		more := len(argv) - i
-		switch {
-		case EqualFold(argv[i], "count") && more >= 2:
-			v, ok := longArg(c, argv[i+1])
-			if !ok {
-				return
-			}
-			if v < 1 {
-				c.Err(ErrSyntax)
-				return
-			}
-			count = v
-		case EqualFold(argv[i], "match") && more >= 2:
-			pat = argv[i+1]
-			usePat = !(len(pat) == 1 && pat[0] == '*')
-		default:
-			c.Err(ErrSyntax)
-			return
-		}
+	o, ok := parseScanArgs(c, argv, 3, false)
+	if !ok {
+		return
 	}
+	count, pat, usePat := o.count, o.pat, o.usePat
 	var found []int32 // skiplist elements, or listpack ranks
 	if z.sl == nil {
 		for i := range z.scores {
