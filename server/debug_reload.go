@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -62,26 +63,25 @@ func (srv *Server) reloadInMemory() error {
 	}
 	for _, sh := range srv.shards {
 		sh.FlushAll()
-		sh.Loading = true
 	}
-	defer func() {
-		for _, sh := range srv.shards {
-			sh.Loading = false
+	// Replay through the AOF loader: the image is a command log like any
+	// other, with a SELECT before each database's commands.
+	_, err := srv.loadLog(srv.shards, func(apply func([][]byte) error) (aof.LoadStats, error) {
+		db := -1
+		for _, c := range image {
+			if c.db != db {
+				db = c.db
+				if err := apply([][]byte{[]byte("SELECT"), []byte(strconv.Itoa(db))}); err != nil {
+					return aof.LoadStats{}, err
+				}
+			}
+			if err := apply(c.argv); err != nil {
+				return aof.LoadStats{}, err
+			}
 		}
-	}()
-	x := &Exec{srv: srv}
-	x.Shards = srv.shards
-	x.Proto = 2
-	for _, c := range image {
-		cmd := srv.lookup(c.argv)
-		if cmd == nil || cmd.run == nil {
-			return errors.New("the image holds an unknown command " + string(c.argv[0]))
-		}
-		x.DB = c.db
-		x.Out = x.Out[:0]
-		cmd.run(&x.Ctx, c.argv)
-	}
-	return nil
+		return aof.LoadStats{}, nil
+	}, false)
+	return err
 }
 
 // digest is Redis's DEBUG DIGEST idea: a 20-byte value equal for equal data

@@ -181,7 +181,10 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 			sh.Loading = false
 		}
 	}()
-	lg := srv.persist.log
+	var lg *aof.Log // progress reports read the log's (DEBUG RELOAD has none)
+	if progress {
+		lg = srv.persist.log
+	}
 	var n int64
 	db := 0
 	lastLog := time.Now()
