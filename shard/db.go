@@ -3,6 +3,7 @@ package shard
 import (
 	"hash/maphash"
 	"math/rand/v2"
+	"unsafe"
 )
 
 // Value types, as TYPE names them.
@@ -40,11 +41,10 @@ var EncNames = [...]string{"raw", "int", "embstr", "listpack", "quicklist", "has
 // table, and both are named by integers.
 type entry struct {
 	kv   Handle // slab allocation: key bytes, then the string value bytes
-	exp  int64  // absolute expiry in unix ms; 0 = none
 	klen uint32
 	vlen uint32 // string: value length; other types: index in Shard.objs
 	next int32  // next free slot, while the slot is free
-	xpos int32  // position in DB.expiring, or -1
+	xpos int32  // position in DB.expiring and DB.expAt, or -1: no expiry
 	lru  uint32 // LRU clock (seconds) of the last access, or LFU counter
 	typ  uint8
 	enc  uint8
@@ -53,6 +53,10 @@ type entry struct {
 	// (or created); equal to the shard's while a rewrite runs means done.
 	rwEpoch uint8
 }
+
+// An entry is 32 bytes; the keyspace's memory per key (keyOverhead) counts on it.
+var _ [unsafe.Sizeof(entry{}) - 32]byte
+var _ [32 - unsafe.Sizeof(entry{})]byte
 
 const chunkBits = 12
 const chunkSize = 1 << chunkBits
@@ -79,6 +83,7 @@ type DB struct {
 	free     int32 // head of the free-slot list, -1 if empty
 	count    int
 	expiring []int32 // slots of keys that have an expiry
+	expAt    []int64 // their absolute expiry in unix ms, beside expiring
 
 	// memo remembers the last lookup (hash and result, -1 for a miss), so
 	// that a command's read-then-write of one key (SET, INCR, ...) costs one
@@ -140,8 +145,7 @@ func (db *DB) Lookup(key []byte) int32 {
 	if slot < 0 {
 		return -1
 	}
-	e := db.at(slot)
-	if e.exp != 0 && e.exp <= db.sh.Now() && !db.sh.Loading {
+	if e := db.at(slot); e.xpos >= 0 && db.expAt[e.xpos] <= db.sh.Now() && !db.sh.Loading {
 		db.expireSlot(slot)
 		return -1
 	}
@@ -182,7 +186,17 @@ func (db *DB) Str(slot int32) []byte {
 func (db *DB) Obj(slot int32) Object { return db.sh.objs[db.at(slot).vlen] }
 
 // Expiry returns the absolute expiry in unix ms, 0 if none.
-func (db *DB) Expiry(slot int32) int64 { return db.at(slot).exp }
+func (db *DB) Expiry(slot int32) int64 { return db.expOf(db.at(slot)) }
+
+// expOf is an entry's absolute expiry, 0 if none. Expiries live beside the
+// expiring list rather than in every entry: most keys have none, and the
+// entry stays at 32 bytes.
+func (db *DB) expOf(e *entry) int64 {
+	if e.xpos < 0 {
+		return 0
+	}
+	return db.expAt[e.xpos]
+}
 
 // Live reports whether a slot holds a key (for iteration).
 func (db *DB) Live(slot int32) bool { return slot < db.nslots && db.at(slot).live }
@@ -190,7 +204,7 @@ func (db *DB) Live(slot int32) bool { return slot < db.nslots && db.at(slot).liv
 // Expired reports whether a live slot's key is logically expired.
 func (db *DB) Expired(slot int32) bool {
 	e := db.at(slot)
-	return e.exp != 0 && e.exp <= db.sh.Now() && !db.sh.Loading
+	return e.xpos >= 0 && db.expAt[e.xpos] <= db.sh.Now() && !db.sh.Loading
 }
 
 // LRU returns the access clock (seconds) of a slot.
@@ -345,20 +359,26 @@ func (db *DB) SetExpiry(slot int32, ms int64) {
 	db.rwBefore(slot)
 	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
-	if ms != 0 && e.xpos < 0 {
+	switch {
+	case ms != 0 && e.xpos < 0:
 		e.xpos = int32(len(db.expiring))
 		db.expiring = append(db.expiring, slot)
-	} else if ms == 0 && e.xpos >= 0 {
+		db.expAt = append(db.expAt, ms)
+	case ms != 0:
+		db.expAt[e.xpos] = ms
+	case e.xpos >= 0:
 		db.dropExpiring(e)
 	}
-	e.exp = ms
 }
 
 func (db *DB) dropExpiring(e *entry) {
-	last := db.expiring[len(db.expiring)-1]
+	n := len(db.expiring) - 1
+	last := db.expiring[n]
 	db.expiring[e.xpos] = last
+	db.expAt[e.xpos] = db.expAt[n]
 	db.at(last).xpos = e.xpos
-	db.expiring = db.expiring[:len(db.expiring)-1]
+	db.expiring = db.expiring[:n]
+	db.expAt = db.expAt[:n]
 	e.xpos = -1
 }
 
@@ -437,8 +457,8 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 	}
 	ne := dst.at(ns)
 	ne.enc, ne.lru = e.enc, e.lru
-	if e.exp != 0 {
-		dst.SetExpiry(ns, e.exp)
+	if exp := db.expOf(e); exp != 0 {
+		dst.SetExpiry(ns, exp)
 	}
 	db.unlink(slot, dst.sh != db.sh)
 	dst.Notify(NotifyNew, "new", newKey) // RENAME and MOVE add the key with dbAdd
@@ -497,9 +517,10 @@ func (db *DB) RandomSlot() int32 {
 func (db *DB) ActiveExpire(n int) (sampled, expired int) {
 	now := db.sh.Now()
 	for i := 0; i < n && len(db.expiring) > 0; i++ {
-		slot := db.expiring[rand.IntN(len(db.expiring))]
+		i := rand.IntN(len(db.expiring))
+		slot := db.expiring[i]
 		sampled++
-		if e := db.at(slot); e.exp <= now {
+		if db.expAt[i] <= now {
 			db.expireSlot(slot)
 			expired++
 		}

@@ -26,9 +26,9 @@ import (
 // counter for LFU, the nearest expiry for volatile-ttl, any for random) and
 // deletes until the shard is back under its budget.
 
-// keyOverhead is what a key costs beyond its bytes: its 40-byte entry and
+// keyOverhead is what a key costs beyond its bytes: its 32-byte entry and
 // about two 8-byte index words.
-const keyOverhead = 56
+const keyOverhead = 48
 
 // Eviction policies, in the order of maxmemory-policy's enum.
 const (
@@ -263,7 +263,7 @@ func (s *Shard) evictCandidate(policy int64) (*DB, int32) {
 			var score uint64 // higher: better to evict
 			switch policy {
 			case PolicyVolatileTTL:
-				score = ^uint64(e.exp)
+				score = ^uint64(db.expOf(e))
 			case PolicyVolatileLFU, PolicyAllkeysLFU:
 				score = uint64(255 - s.lfuDecr(e.lru))
 			default:

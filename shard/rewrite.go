@@ -98,13 +98,13 @@ func (s *Shard) serialize(db *DB, slot int32) {
 		for _, c := range s.objs[e.vlen].Dump(key) {
 			s.rw.emit(db.ID, c)
 		}
-		if e.exp != 0 {
-			s.rw.emit(db.ID, [][]byte{wordPEXPIREAT, key, strconv.AppendInt(nil, e.exp, 10)})
+		if exp := db.expOf(e); exp != 0 {
+			s.rw.emit(db.ID, [][]byte{wordPEXPIREAT, key, strconv.AppendInt(nil, exp, 10)})
 		}
 		return
 	}
-	if e.exp != 0 {
-		argv = append(argv, wordPXAT, strconv.AppendInt(nil, e.exp, 10))
+	if exp := db.expOf(e); exp != 0 {
+		argv = append(argv, wordPXAT, strconv.AppendInt(nil, exp, 10))
 	}
 	s.rw.emit(db.ID, argv)
 }

@@ -32,7 +32,7 @@ type slabClass struct {
 }
 
 const (
-	hugeClass  = 63
+	hugeClass  = 127
 	pageSize   = 1 << 20
 	maxClassSz = 64 << 10
 )
@@ -42,18 +42,19 @@ var classSizes = func() []int {
 	for sz := 8; sz <= 64; sz += 8 {
 		s = append(s, sz)
 	}
-	// Four classes per doubling above 64 bytes: at most 25% slack, ~10% on average.
+	// Eight classes per doubling above 64 bytes: at most 12.5% slack, ~6% on
+	// average (a 16-byte key with a 100-byte value takes 120 bytes, not 128).
 	for base := 64; base < maxClassSz; base *= 2 {
-		step := base / 4
-		for i := 1; i <= 4; i++ {
+		step := base / 8
+		for i := 1; i <= 8; i++ {
 			s = append(s, base+i*step)
 		}
 	}
 	return s
 }()
 
-// numClasses is len(classSizes): 8 classes up to 64 bytes, then 4 per doubling up to 64 KiB.
-const numClasses = 8 + 4*10
+// numClasses is len(classSizes): 8 classes up to 64 bytes, then 8 per doubling up to 64 KiB.
+const numClasses = 8 + 8*10
 
 func init() {
 	if len(classSizes) != numClasses {
@@ -87,11 +88,12 @@ func sizeToClass(n int) int {
 }
 
 func makeHandle(class, page, off int) Handle {
-	return Handle(uint64(class)<<58 | uint64(page)<<32 | uint64(uint32(off)))
+	return Handle(uint64(class)<<57 | uint64(page)<<32 | uint64(uint32(off)))
 }
 
+// A Handle is class (7 bits) | page (25 bits) | offset in the page (32 bits).
 func (h Handle) parts() (class, page, off int) {
-	return int(h >> 58), int(h>>32) & (1<<26 - 1), int(uint32(h))
+	return int(h >> 57), int(h>>32) & (1<<25 - 1), int(uint32(h))
 }
 
 // Alloc returns a handle to n bytes (contents unspecified).

@@ -49,7 +49,7 @@ func (db *DB) Watch(key []byte, w *Watcher) (expAt int64) {
 	slot := db.find(key, Hash(key))
 	expired := slot >= 0 && db.Expired(slot)
 	if slot >= 0 && !expired {
-		expAt = db.at(slot).exp
+		expAt = db.Expiry(slot)
 	}
 	if s.watched == nil {
 		s.watched = make([]watchMap, len(s.DBs))
