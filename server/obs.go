@@ -216,7 +216,9 @@ func redactions(cmd *Cmd, argv [][]byte) []int {
 		}
 	case "config|set":
 		for j := 2; j+1 < len(argv); j += 2 {
-			if shard.EqualFold(argv[j], "masterauth") || shard.EqualFold(argv[j], "requirepass") {
+			// Redis's SENSITIVE_CONFIG options
+			if shard.EqualFold(argv[j], "masterauth") || shard.EqualFold(argv[j], "masteruser") ||
+				shard.EqualFold(argv[j], "requirepass") {
 				out = append(out, j+1)
 			}
 		}
