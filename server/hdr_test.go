@@ -132,3 +132,11 @@ func TestHdrRecordAllocs(t *testing.T) {
 		t.Errorf("%v allocations per record", n)
 	}
 }
+
+func BenchmarkHdrRecord(b *testing.B) {
+	var h latHist
+	h.record(1e6)
+	for i := 0; i < b.N; i++ {
+		h.record(int64(300 + i&4095))
+	}
+}
