@@ -516,6 +516,9 @@ func (cl *Client) finishWait(w *waiter) {
 	default: // cancelled
 		if w.unblockErr {
 			cl.out = resp.AppendError(cl.out, unblockedError)
+			// A failed call (Redis's updateStatsOnUnblock with had_errors).
+			cl.loop.stats.cmds[w.cmd.id].failed++
+			cl.loop.stats.countErrorString(unblockedError)
 		} else {
 			cl.out = resp.AppendNullArray(cl.out, w.proto)
 		}

@@ -281,6 +281,8 @@ const (
 	cfgUnsigned                        // numeric: bounds checked as unsigned (Redis size_t/uint/ull)
 	cfgEmptyIsNull                     // string: "" means unset (not written by REWRITE)
 	cfgHidden                          // not matched by CONFIG GET globs
+	cfgPercent                         // numeric: also "N%", stored as -N (Redis PERCENT_CONFIG)
+	cfgStartOnly                       // redshard's own start-time option: CONFIG SET accepts only its current value
 )
 
 // cfgOption is one declarative row of the option table.
@@ -452,8 +454,8 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("stream-node-max-entries", "", cfgMutable, 0, cfgLongMax, "100", func(c *Config) *atomic.Int64 { return &c.streamNodeMaxEntries }),
 		// unsigned long long: max is ULLONG_MAX, i.e. -1 seen as uint64.
 		cfgNumOpt("maxmemory", "", cfgMutable|cfgMemory|cfgUnsigned, 0, -1, "0", func(c *Config) *atomic.Int64 { return &c.maxmemory }),
-		// Client eviction is not built: only its default (off) is accepted.
-		cfgNumOpt("maxmemory-clients", "", cfgMutable|cfgMemory|cfgUnsigned, 0, 0, "0", func(c *Config) *atomic.Int64 { return &c.maxmemoryClients }),
+		// ssize_t: a size, or a percentage of maxmemory stored as -N.
+		cfgNumOpt("maxmemory-clients", "", cfgMutable|cfgMemory|cfgPercent, -100, cfgLongMax, "0", func(c *Config) *atomic.Int64 { return &c.maxmemoryClients }),
 		// size_t
 		cfgNumOpt("hash-max-listpack-entries", "hash-max-ziplist-entries", cfgMutable|cfgUnsigned, 0, cfgLongMax, "512", func(c *Config) *atomic.Int64 { return &c.hashMaxListpackEntries }),
 		cfgNumOpt("set-max-intset-entries", "", cfgMutable|cfgUnsigned, 0, cfgLongMax, "512", func(c *Config) *atomic.Int64 { return &c.setMaxIntsetEntries }),
@@ -480,11 +482,11 @@ func cfgBuildTable() []*cfgOption {
 
 		// ---- redshard
 		// shards: number of shard goroutines; 0 = auto (DefaultShards).
-		cfgNumOpt("shards", "", cfgImmutable, 0, 64, "0", func(c *Config) *atomic.Int64 { return &c.shards }),
+		cfgNumOpt("shards", "", cfgImmutable|cfgStartOnly, 0, 64, "0", func(c *Config) *atomic.Int64 { return &c.shards }),
 		// metrics-port: Prometheus-style metrics HTTP port; 0 = disabled.
-		cfgNumOpt("metrics-port", "", cfgImmutable, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
+		cfgNumOpt("metrics-port", "", cfgImmutable|cfgStartOnly, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
 		// metrics-bind: the address the metrics endpoint listens on.
-		cfgStrOpt("metrics-bind", cfgImmutable, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
+		cfgStrOpt("metrics-bind", cfgImmutable|cfgStartOnly, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
 	}, cfgInertTable()...)
 }
 
@@ -853,6 +855,16 @@ func (o *cfgOption) parseNumber(s string) (int64, string) {
 		if v, ok := cfgMemToULL(s); ok {
 			return int64(v), ""
 		}
+	}
+	if o.flags&cfgPercent != 0 && len(s) > 1 && s[len(s)-1] == '%' {
+		if v, ok := cfgString2ll(s[:len(s)-1]); ok && v >= 0 {
+			return -v, "" // a percentage is stored negative
+		}
+	}
+	switch {
+	case o.flags&cfgMemory != 0 && o.flags&cfgPercent != 0:
+		return 0, "argument must be a memory or percent value"
+	case o.flags&cfgMemory != 0:
 		return 0, "argument must be a memory value"
 	}
 	if o.flags&cfgOctal != 0 {
@@ -879,6 +891,12 @@ func (o *cfgOption) checkBounds(v int64) string {
 		}
 		return ""
 	}
+	if o.flags&cfgPercent != 0 && v < 0 {
+		if v < o.min {
+			return fmt.Sprintf("percentage argument must be less or equal to %d", -o.min)
+		}
+		return ""
+	}
 	if v > o.max || v < o.min {
 		return fmt.Sprintf("argument must be between %d and %d inclusive", o.min, o.max)
 	}
@@ -896,6 +914,8 @@ func (c *Config) getOption(o *cfgOption) string {
 	case cfgNum:
 		v := o.n(c).Load()
 		switch {
+		case o.flags&cfgPercent != 0 && v < 0:
+			return strconv.FormatInt(-v, 10) + "%"
 		case o.flags&cfgMemory != 0:
 			return strconv.FormatUint(uint64(v), 10)
 		case o.flags&cfgOctal != 0:
@@ -1333,7 +1353,7 @@ func (c *Config) setLocked(pairs [][2]string, localClient bool) ([]*cfgOption, e
 		if invalid {
 			continue
 		}
-		if e.opt.flags&cfgImmutable != 0 {
+		if e.opt.flags&cfgImmutable != 0 && !(e.opt.flags&cfgStartOnly != 0 && c.sameValue(e.opt, p[1])) {
 			errStr, errArg, invalid = "can't set immutable config", p[0], true
 			continue
 		}
@@ -1391,6 +1411,22 @@ func (c *Config) setLocked(pairs [][2]string, localClient bool) ([]*cfgOption, e
 		}
 	}
 	return changed, nil
+}
+
+// sameValue tells whether setting v would leave o as it is. redshard's own
+// start-time options (shards, metrics-port, metrics-bind) accept CONFIG
+// SET of their current value, so that what CONFIG GET * shows can be set
+// back as it is for Redis's options; Redis's immutable options refuse any
+// CONFIG SET, as in Redis.
+func (c *Config) sameValue(o *cfgOption, v string) bool {
+	switch o.kind {
+	case cfgNum:
+		n, reason := o.parseNumber(v)
+		return reason == "" && n == o.n(c).Load()
+	case cfgString:
+		return v == o.s(c).Load()
+	}
+	return false
 }
 
 // cfgSetArgs splits a CONFIG SET value the way Redis does: multi-argument
@@ -1604,6 +1640,8 @@ func (c *Config) rewriteOption(o *cfgOption, rw *cfgRewriteState) {
 		def, _ := o.parseNumber(o.def)
 		var s string
 		switch {
+		case o.flags&cfgPercent != 0 && v < 0:
+			s = strconv.FormatInt(-v, 10) + "%"
 		case o.flags&cfgMemory != 0:
 			s = cfgFormatMemory(uint64(v))
 		case o.flags&cfgOctal != 0:

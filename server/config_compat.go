@@ -14,11 +14,12 @@ package server
 //   - activedefrag yes: the error of a Redis built without defrag support;
 //   - cluster-enabled yes and a non-empty aclfile: redshard has neither
 //     Redis Cluster nor ACL files, so they fail to load rather than leave
-//     the server open or unclustered without a word.
+//     the server open or unclustered without a word;
+//   - replicaof/slaveof <host> <port>: redshard cannot be a replica; only
+//     "replicaof no one" loads, and CONFIG GET shows "" as a master's does.
 // Left out on purpose, so they stay "Bad directive": the tls-* options (as
-// in a Redis built without TLS), replicaof/slaveof (redshard cannot be a
-// replica), and shutdown-on-sigint/sigterm (redshard's signal shutdown has
-// no save/nosave/now/force variants).
+// in a Redis built without TLS) and shutdown-on-sigint/sigterm (redshard's
+// signal shutdown has no save/nosave/now/force variants).
 
 import (
 	"strconv"
@@ -105,6 +106,10 @@ func cfgInertTable() []*cfgOption {
 			rw.rewriteLine(o.name, o.name+" "+v, v != o.def)
 		})
 	oom.n = func(c *Config) *atomic.Int64 { return &c.inertNums[oomSlot] }
+	replicaof := cfgSpecialOpt("replicaof", cfgImmutable|cfgMultiArg, "no one", cfgSetReplicaOf,
+		func(*Config) string { return "" },
+		func(_ *Config, o *cfgOption, rw *cfgRewriteState) { rw.markProcessed(o.name) })
+	replicaof.alias = "slaveof"
 	const intMax, longMax = cfgIntMax, cfgLongMax
 	rows := []*cfgOption{
 		// ---- yes/no
@@ -195,6 +200,7 @@ func cfgInertTable() []*cfgOption {
 
 		// ---- special
 		oom,
+		replicaof,
 		cfgSpecialOpt("oom-score-adj-values", cfgMutable|cfgMultiArg, "0 200 800",
 			cfgSetOOMScoreAdjValues, cfgGetOOMScoreAdjValues, cfgRewriteOOMScoreAdjValues),
 	}
@@ -202,6 +208,20 @@ func cfgInertTable() []*cfgOption {
 		panic("config: cfgInert has too few slots")
 	}
 	return rows
+}
+
+// cfgSetReplicaOf is Redis's setConfigReplicaOfOption, for a master only.
+func cfgSetReplicaOf(_ *Config, args []string, _ *cfgLoadState) string {
+	if len(args) != 2 {
+		return "wrong number of arguments"
+	}
+	if cfgLower(args[0]) == "no" && cfgLower(args[1]) == "one" {
+		return ""
+	}
+	if p, err := strconv.Atoi(args[1]); err != nil || p < 0 || p > 65535 {
+		return "Invalid master port"
+	}
+	return "redshard cannot be a replica (replication is not implemented)"
 }
 
 // cfgSetOOMScoreAdj parses oom-score-adj: "relative" is another name for

@@ -31,6 +31,8 @@ func TestCompatOptionsLoad(t *testing.T) {
 		"propagation-error-behavior panic",
 		"repl-backlog-size 2mb",
 		"syslog-facility local3",
+		"replicaof no one",
+		"maxmemory-clients 5%",
 	}, "\n")
 	path := filepath.Join(t.TempDir(), "redis.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
@@ -45,6 +47,8 @@ func TestCompatOptionsLoad(t *testing.T) {
 		"syslog-facility":            "local3",
 		"oom-score-adj-values":       "0 200 800",
 		"proc-title-template":        "{title} {listen-addr} {server-mode}",
+		"replicaof":                  "",
+		"maxmemory-clients":          "5%",
 	} {
 		if got := get1(t, c, name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
@@ -114,5 +118,28 @@ func TestCompatOptionsSet(t *testing.T) {
 		if _, err := LoadConfigFrom(arg, "", nil); err == nil {
 			t.Errorf("LoadConfig(%q) succeeded", arg)
 		}
+	}
+}
+
+// CONFIG REWRITE writes a percentage as it was given, and drops
+// "replicaof no one" (a master has no such line, as in Redis).
+func TestRewritePercentAndReplicaOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "redis.conf")
+	if err := os.WriteFile(path, []byte("slaveof no one\nmaxmemory-clients 1mb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := mustLoad(t, path)
+	if err := c.Set([][2]string{{"maxmemory-clients", "30%"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rewrite(""); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if got := string(b); !strings.HasPrefix(got, "\nmaxmemory-clients 30%\n") || strings.Contains(got, "of ") {
+		t.Errorf("rewritten file %q", got)
+	}
+	if got := get1(t, mustLoad(t, path), "maxmemory-clients"); got != "30%" {
+		t.Errorf("reloaded maxmemory-clients %q", got)
 	}
 }

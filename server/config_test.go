@@ -354,6 +354,9 @@ func TestConfigFileErrors(t *testing.T) {
 		{"loadmodule /x.so\n", nil, fatalText(1, "loadmodule /x.so", "Bad directive or wrong number of arguments")},
 		{"sentinel monitor a b c\n", nil, fatalText(1, "sentinel monitor a b c", "sentinel directive while not in sentinel mode")},
 		{"dir " + notADir + "\n", nil, fatalText(1, "dir "+notADir, "Not a directory")},
+		{"replicaof 127.0.0.1 6379\n", nil, fatalText(1, "replicaof 127.0.0.1 6379", "redshard cannot be a replica (replication is not implemented)")},
+		{"slaveof 127.0.0.1 x\n", nil, fatalText(1, "slaveof 127.0.0.1 x", "Invalid master port")},
+		{"maxmemory-clients 101%\n", nil, fatalText(1, "maxmemory-clients 101%", "percentage argument must be less or equal to 100")},
 		{"include " + filepath.Join(dir, "missing.conf") + "\n", nil,
 			"Fatal error, can't open config file '" + filepath.Join(dir, "missing.conf") + "': No such file or directory"},
 	}
@@ -464,6 +467,21 @@ func TestConfigGet(t *testing.T) {
 	if len(all) != visible {
 		t.Errorf("Get(*) returned %d names, want %d (the hidden options left out)", len(all), visible)
 	}
+	// Redis's "CONFIG GET multiple args": patterns and names together,
+	// each name once, aliases reported beside their option.
+	got := c.Get([]string{"maxmemory", "maxmemory*", "bind", "*of"})
+	names := map[string]bool{}
+	for _, kv := range got {
+		if names[kv[0]] {
+			t.Errorf("%s reported twice", kv[0])
+		}
+		names[kv[0]] = true
+	}
+	for _, n := range []string{"maxmemory", "maxmemory-samples", "maxmemory-clients", "bind", "replicaof", "slaveof"} {
+		if !names[n] {
+			t.Errorf("CONFIG GET maxmemory maxmemory* bind *of: no %s in %q", n, got)
+		}
+	}
 	if kv := c.Get([]string{"PORT"}); kv[0][1] != "6379" {
 		t.Errorf("Get(PORT) = %q", kv)
 	}
@@ -522,6 +540,25 @@ func TestConfigSet(t *testing.T) {
 		{[][2]string{{"latency-tracking-info-percentiles", "50.5000 99.99 1e1"}}, "", map[string]string{"latency-tracking-info-percentiles": "50.5 99.99 10"}},
 		{[][2]string{{"hash-max-ziplist-entries", "1"}, {"hash-max-listpack-entries", "2"}}, "", map[string]string{"hash-max-ziplist-entries": "2"}},
 		{[][2]string{{"requirepass", "secret"}}, "", map[string]string{"requirepass": "secret"}},
+		// maxmemory-clients: a size or a percentage of maxmemory (stored as -N)
+		{[][2]string{{"maxmemory-clients", "50%"}}, "", map[string]string{"maxmemory-clients": "50%"}},
+		{[][2]string{{"maxmemory-clients", "100%"}}, "", map[string]string{"maxmemory-clients": "100%"}},
+		{[][2]string{{"maxmemory-clients", "10mb"}}, "", map[string]string{"maxmemory-clients": "10485760"}},
+		{[][2]string{{"maxmemory-clients", "101%"}}, "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - percentage argument must be less or equal to 100", nil},
+		{[][2]string{{"maxmemory-clients", "-5%"}}, "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - argument must be a memory or percent value", nil},
+		{[][2]string{{"maxmemory-clients", "%"}}, "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - argument must be a memory or percent value", nil},
+		{[][2]string{{"maxmemory", "5%"}}, "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value", nil},
+		// Redis's "CONFIG SET rollback on set error": the first bad value is
+		// reported, and every value of the call is restored.
+		{[][2]string{{"maxmemory", "10000001"}, {"maxmemory-clients", "200%"}, {"client-query-buffer-limit", "invalid"}},
+			"ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - percentage argument must be less or equal to 100",
+			map[string]string{"maxmemory": "0", "maxmemory-clients": "0", "client-query-buffer-limit": "1073741824"}},
+		// replicaof: a master's empty value; immutable as in Redis
+		{[][2]string{{"replicaof", ""}}, "ERR CONFIG SET failed (possibly related to argument 'replicaof') - can't set immutable config", map[string]string{"slaveof": ""}},
+		// redshard's start-time options take only their current value
+		{[][2]string{{"shards", "0"}, {"metrics-bind", "127.0.0.1"}, {"metrics-port", "0"}}, "", map[string]string{"shards": "0"}},
+		{[][2]string{{"shards", "3"}}, "ERR CONFIG SET failed (possibly related to argument 'shards') - can't set immutable config", map[string]string{"shards": "0"}},
+		{[][2]string{{"metrics-bind", "0.0.0.0"}}, "ERR CONFIG SET failed (possibly related to argument 'metrics-bind') - can't set immutable config", nil},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()
@@ -540,6 +577,34 @@ func TestConfigSet(t *testing.T) {
 	}
 	if err := DefaultConfig().Set(nil); err == nil || err.Error() != "ERR wrong number of arguments for 'config|set' command" {
 		t.Errorf("Set(nil) = %v", err)
+	}
+}
+
+// Redis's "CONFIG sanity": every option CONFIG GET * shows, but for the
+// immutable and protected ones of Redis's own list, can be set back to the
+// value shown, and shows the same value afterwards.
+func TestConfigSanityRoundTrip(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Set([][2]string{{"maxmemory-clients", "7%"}, {"save", ""}, {"notify-keyspace-events", "Kx"}}); err != nil {
+		t.Fatal(err)
+	}
+	before := c.Get([]string{"*"})
+	for _, kv := range before {
+		o := cfgLookup(kv[0]).opt
+		if o.flags&cfgImmutable != 0 && o.flags&cfgStartOnly == 0 || o.flags&cfgProtected != 0 {
+			continue
+		}
+		if err := c.Set([][2]string{{kv[0], kv[1]}}); err != nil {
+			t.Errorf("CONFIG SET %s %q: %v", kv[0], kv[1], err)
+		}
+	}
+	after := c.Get([]string{"*"})
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		for i := range before {
+			if i < len(after) && before[i] != after[i] {
+				t.Errorf("%s: %q became %q", before[i][0], before[i][1], after[i][1])
+			}
+		}
 	}
 }
 

@@ -129,6 +129,7 @@ func (srv *Server) sumStats() *statTotals {
 			t.errors[code] += n
 			t.totalErrs += n
 		}
+		t.totalErrs += l.stats.errOther
 		t.dirty += l.stats.dirty
 		t.reads += l.stats.reads
 		t.writes += l.stats.writes
@@ -171,8 +172,9 @@ func (srv *Server) sumStats() *statTotals {
 func (srv *Server) resetStats() {
 	for _, l := range srv.loops {
 		clear(l.stats.cmds)
-		clear(l.obs.hist) // LATENCY HISTOGRAM (obs.go)
+		clear(l.obs.lat) // INFO latencystats, LATENCY HISTOGRAM (obs.go)
 		l.stats.errors = make(map[string]int64)
+		l.stats.errOther = 0
 		l.stats.totalCmds = 0
 		l.stats.reads, l.stats.writes = 0, 0
 	}

@@ -430,22 +430,13 @@ func cmdLatencyHistogram(x *Exec, argv [][]byte) {
 	}
 	type row struct {
 		c *Cmd
-		h cmdHist
-		n int64
+		h latHist
 	}
 	var rows []row
 	for _, c := range cmds {
-		var r row
-		r.c = c
-		for _, l := range srv.loops {
-			if c.id < len(l.obs.hist) {
-				for k, v := range l.obs.hist[c.id] {
-					r.h[k] += v
-					r.n += v
-				}
-			}
-		}
-		if r.n > 0 {
+		r := row{c: c}
+		srv.mergeLatency(c, &r.h)
+		if r.h.total > 0 {
 			rows = append(rows, r)
 		}
 	}
@@ -454,23 +445,24 @@ func cmdLatencyHistogram(x *Exec, argv [][]byte) {
 		x.BulkStr(r.c.fullName)
 		x.Map(2)
 		x.BulkStr("calls")
-		x.Int(r.n)
+		x.Int(r.h.total)
 		x.BulkStr("histogram_usec")
 		nb := 0
-		for _, v := range r.h {
-			if v > 0 {
-				nb++
-			}
-		}
+		r.h.logBuckets(func(int64, int64) { nb++ })
 		x.Map(nb)
-		var cum int64
-		for k, v := range r.h {
-			if v == 0 {
-				continue
-			}
-			cum += v
-			x.Int((histUpperNs(k) - 1) / 1000)
+		r.h.logBuckets(func(usec, cum int64) {
+			x.Int(usec)
 			x.Int(cum)
+		})
+	}
+}
+
+// mergeLatency adds every loop's histogram of c into h. The loops must be
+// parked (or the caller runs with every shard taken).
+func (srv *Server) mergeLatency(c *Cmd, h *latHist) {
+	for _, l := range srv.loops {
+		if c.id < len(l.obs.lat) {
+			h.add(l.obs.lat[c.id])
 		}
 	}
 }
@@ -496,27 +488,19 @@ func cmdLatencyHelp(x *Exec, argv [][]byte) {
 
 // infoLatencyStats writes INFO latencystats: for each command run since the
 // last CONFIG RESETSTAT, the latency-tracking-info-percentiles of its
-// histogram in microseconds (a bucket's upper bound: the histograms have
-// power-of-two buckets, where Redis's have two significant digits). Every
-// loop must be parked.
+// latency in microseconds, from the loops' histograms merged (Redis's
+// fillPercentileDistributionLatencies). Every loop must be parked.
 func (srv *Server) infoLatencyStats(w *infoWriter) {
 	if !srv.cfg.LatencyTracking() {
 		return
 	}
 	pcts := srv.cfg.LatencyTrackingInfoPercentiles()
+	var h latHist
 	for _, c := range srv.sortedCommands() {
 		for _, cc := range append([]*Cmd{c}, sortedSubs(c)...) {
-			var h cmdHist
-			var total int64
-			for _, l := range srv.loops {
-				if cc.id < len(l.obs.hist) {
-					for k, v := range l.obs.hist[cc.id] {
-						h[k] += v
-						total += v
-					}
-				}
-			}
-			if total == 0 {
+			h.reset()
+			srv.mergeLatency(cc, &h)
+			if h.total == 0 {
 				continue
 			}
 			w.b = append(w.b, "latency_percentiles_usec_"...)
@@ -527,28 +511,11 @@ func (srv *Server) infoLatencyStats(w *infoWriter) {
 					w.b = append(w.b, ',')
 				}
 				w.b = append(w.b, 'p')
-				w.b = strconv.AppendFloat(w.b, p, 'f', -1, 64)
+				w.b = append(w.b, cfgFormatPercentile(p)...)
 				w.b = append(w.b, '=')
-				w.b = strconv.AppendFloat(w.b, histPercentileUsec(&h, total, p), 'f', 3, 64)
+				w.b = strconv.AppendFloat(w.b, float64(h.valueAtPercentile(p))/1000, 'f', 3, 64)
 			}
 			w.b = append(w.b, "\r\n"...)
 		}
 	}
-}
-
-// histPercentileUsec is the value (µs, a bucket's upper bound) at or below
-// which p percent of the total samples lie.
-func histPercentileUsec(h *cmdHist, total int64, p float64) float64 {
-	want := int64(p/100*float64(total) + 0.999999)
-	if want < 1 {
-		want = 1
-	}
-	var cum int64
-	for k, v := range h {
-		cum += v
-		if cum >= want {
-			return float64(histUpperNs(k)-1) / 1000
-		}
-	}
-	return float64(histUpperNs(histBuckets-1)-1) / 1000
 }

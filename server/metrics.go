@@ -151,7 +151,12 @@ func (srv *Server) snapshotLoops(timeout time.Duration) []loopSnapshot {
 			defer wg.Done()
 			var s loopSnapshot
 			s.cmds = append([]cmdStat(nil), l.stats.cmds...)
-			s.hist = append([]cmdHist(nil), l.obs.hist...)
+			s.hist = make([]cmdHist, len(l.obs.lat))
+			for id, h := range l.obs.lat {
+				if h != nil {
+					h.toPow2(&s.hist[id])
+				}
+			}
 			sh := l.sh
 			s.hits, s.misses = sh.Stats.KeyspaceHits, sh.Stats.KeyspaceMisses
 			s.expired, s.evicted = sh.Stats.ExpiredKeys, sh.Stats.EvictedKeys

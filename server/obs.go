@@ -29,13 +29,13 @@ const (
 	obsKeyspace                      // read, write or may_replicate: refused to MONITOR clients
 )
 
-// histBuckets are the latency histogram's buckets: bucket 0 counts
-// durations under 1024 ns, bucket k durations in [2^(9+k), 2^(10+k)) ns,
-// the last one everything from about 1 s up (Redis's LATENCY HISTOGRAM
-// reports the same power-of-two steps from 1 µs to 1 s).
+// histBuckets are the buckets of the Prometheus histograms (metrics.go),
+// reduced from the commands' latHists (hdr.go): bucket 0 counts durations
+// under 1024 ns, bucket k durations in [2^(9+k), 2^(10+k)) ns, the last one
+// everything from about 1 s up.
 const histBuckets = 22
 
-// cmdHist is one command's latency histogram on one loop.
+// cmdHist is one command's power-of-two latency histogram.
 type cmdHist [histBuckets]int64
 
 func histBucket(ns int64) int {
@@ -78,7 +78,7 @@ type obsState struct {
 // (and read by SLOWLOG, LATENCY HISTOGRAM and metrics scrapes as INFO reads
 // loopStats: with the loop parked, or on the loop itself).
 type loopObs struct {
-	hist []cmdHist // by Cmd.id
+	lat  []*latHist // by Cmd.id; nil until the command first runs on the loop
 	slow slowRing
 }
 
@@ -107,7 +107,7 @@ func (srv *Server) initObs() {
 	}
 	o.lat.init()
 	for _, l := range srv.loops {
-		l.obs.hist = make([]cmdHist, len(srv.cmdList))
+		l.obs.lat = make([]*latHist, len(srv.cmdList))
 	}
 	srv.obsConfigChanged()
 	for _, name := range []string{"slowlog-log-slower-than", "latency-monitor-threshold", "latency-tracking"} {
@@ -135,15 +135,26 @@ func (srv *Server) obsConfigChanged() {
 	o.slowNs.Store(gate)
 }
 
+// recordLatency counts a command's duration in the loop's histogram of it
+// (INFO latencystats, LATENCY HISTOGRAM), made at its first call.
+func (l *Loop) recordLatency(cmd *Cmd, ns int64) {
+	h := l.obs.lat[cmd.id]
+	if h == nil {
+		h = new(latHist)
+		l.obs.lat[cmd.id] = h
+	}
+	h.record(ns)
+}
+
 // observe runs after every command Loop.call ran, with its duration in
 // nanoseconds (0 when commands are not timed).
 func (l *Loop) observe(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
 	srv := l.srv
-	if cmd.id >= len(l.obs.hist) {
+	if cmd.id >= len(l.obs.lat) {
 		return // initObs has not run (tests that build a bare Server)
 	}
 	if srv.obs.tracking.Load() {
-		l.obs.hist[cmd.id][histBucket(ns)]++
+		l.recordLatency(cmd, ns)
 	}
 	if ns < srv.obs.slowNs.Load() {
 		return
@@ -205,7 +216,9 @@ func redactions(cmd *Cmd, argv [][]byte) []int {
 		}
 	case "config|set":
 		for j := 2; j+1 < len(argv); j += 2 {
-			if shard.EqualFold(argv[j], "masterauth") || shard.EqualFold(argv[j], "requirepass") {
+			// Redis's SENSITIVE_CONFIG options
+			if shard.EqualFold(argv[j], "masterauth") || shard.EqualFold(argv[j], "masteruser") ||
+				shard.EqualFold(argv[j], "requirepass") {
 				out = append(out, j+1)
 			}
 		}
@@ -251,11 +264,11 @@ type clientObs struct {
 // MONITOR, or accept that the blocking call is counted too.
 func (l *Loop) recordUnblocked(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
 	srv := l.srv
-	if cmd.id >= len(l.obs.hist) {
+	if cmd.id >= len(l.obs.lat) {
 		return
 	}
 	if srv.obs.tracking.Load() {
-		l.obs.hist[cmd.id][histBucket(ns)]++
+		l.recordLatency(cmd, ns)
 	}
 	if t := srv.cfg.SlowlogLogSlowerThan(); t >= 0 && ns/1000 >= t && srv.obs.flags[cmd.id]&obsSkipSlowlog == 0 {
 		l.slowlogPush(x, cmd, argv, ns/1000)

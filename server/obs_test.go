@@ -234,21 +234,6 @@ func TestOutputLimitClock(t *testing.T) {
 	}
 }
 
-func TestHistPercentile(t *testing.T) {
-	var h cmdHist
-	h[0] = 50 // < 1.024 µs
-	h[3] = 49 // < 8.192 µs
-	h[10] = 1 // < 1048.576 µs
-	for _, tc := range []struct {
-		p    float64
-		want float64
-	}{{0, 1.023}, {50, 1.023}, {51, 8.191}, {99, 8.191}, {99.9, 1048.575}, {100, 1048.575}} {
-		if got := histPercentileUsec(&h, 100, tc.p); got != tc.want {
-			t.Errorf("p%v = %v, want %v", tc.p, got, tc.want)
-		}
-	}
-}
-
 // CONFIG SET of the thresholds and MONITOR move the hot path's gate.
 func TestObsGate(t *testing.T) {
 	srv := admServer(t, 2)

@@ -69,6 +69,7 @@ type Server struct {
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way
 	stopCh       chan struct{} // closed when the loops are about to stop
+	lsn          listeners     // sockets of CONFIG SET port/bind (listen.go)
 	activeExpire atomic.Bool
 
 	shutdownOnce sync.Once
@@ -223,6 +224,7 @@ func Run(cfg *Config, log *Logger) error {
 	if err := srv.discoverLoops(errc); err != nil {
 		return err
 	}
+	srv.initListeners(addrs)
 	// The listeners are up: clients connect while the AOF loads, and get
 	// -LOADING until it is loaded (persist.go).
 	srv.startLoading()

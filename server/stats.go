@@ -14,6 +14,7 @@ type cmdStat struct {
 type loopStats struct {
 	cmds      []cmdStat
 	errors    map[string]int64 // errorstats, by error code
+	errOther  int64            // error replies of codes past maxErrorCodes (total_error_replies only)
 	dirty     int64
 	totalCmds int64
 	reads     int64 // reads from clients (total_reads_processed)
@@ -25,7 +26,10 @@ func (s *loopStats) init(ncmds int) {
 	s.errors = make(map[string]int64)
 }
 
-// maxErrorCodes bounds errorstats as Redis does (128 distinct codes).
+// maxErrorCodes bounds errorstats to 128 distinct codes per loop (Redis
+// 7.2's ERROR_STATS_NUMBER; 7.0 has no bound), so that replies with made-up
+// codes cannot grow it without end. Replies past it still count in
+// total_error_replies.
 const maxErrorCodes = 128
 
 // countError counts an error reply by its code (the first word of the message).
@@ -39,6 +43,7 @@ func (s *loopStats) countError(msg []byte) {
 		return
 	}
 	if len(s.errors) >= maxErrorCodes {
+		s.errOther++
 		return
 	}
 	s.errors[string(code)] = 1

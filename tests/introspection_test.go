@@ -1,0 +1,193 @@
+package tests
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// CONFIG SET is all or nothing: a value that fails to parse, or an option
+// whose apply fails (a port already in use), leaves every option of the
+// call as it was, with Redis's error naming the culprit.
+func TestConfigSetRollback(t *testing.T) {
+	s := startServer(t, "--shards", "4")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	if err := c.ConfigSet(ctx, "maxmemory", "10000002").Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Do(ctx, "config", "set", "maxmemory", "10000001", "maxmemory-clients", "200%", "client-query-buffer-limit", "invalid").Err()
+	if want := "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - percentage argument must be less or equal to 100"; err == nil || err.Error() != want {
+		t.Errorf("set error: %v", err)
+	}
+	for k, want := range map[string]string{"maxmemory": "10000002", "maxmemory-clients": "0", "client-query-buffer-limit": "1073741824"} {
+		if got := c.ConfigGet(ctx, k).Val()[k]; got != want {
+			t.Errorf("after a failed CONFIG SET, %s = %q, want %q", k, got, want)
+		}
+	}
+
+	busy, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	used := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+	err = c.Do(ctx, "config", "set", "maxmemory", "10000001", "port", used, "client-query-buffer-limit", "10m").Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port") {
+		t.Errorf("apply error: %v", err)
+	}
+	for k, want := range map[string]string{"maxmemory": "10000002", "port": strconv.Itoa(s.Port), "client-query-buffer-limit": "1073741824"} {
+		if got := c.ConfigGet(ctx, k).Val()[k]; got != want {
+			t.Errorf("after a failed apply, %s = %q, want %q", k, got, want)
+		}
+	}
+	if err := s.client(t, 2).Ping(ctx).Err(); err != nil {
+		t.Errorf("no service on the original port: %v", err)
+	}
+}
+
+// CONFIG SET port listens on the new port at once; setting the old one
+// back closes it again.
+func TestConfigSetPortListens(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	np := freePort(t)
+	if err := c.ConfigSet(ctx, "port", strconv.Itoa(np)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", np), MaxRetries: -1, DisableIdentity: true})
+	defer c2.Close()
+	for i := 0; i < 4; i++ { // connections go to every loop
+		if err := c2.Set(ctx, fmt.Sprint("k", i), "v", 0).Err(); err != nil {
+			t.Fatalf("on the new port: %v", err)
+		}
+	}
+	if v := c.Get(ctx, "k3").Val(); v != "v" {
+		t.Errorf("write on the new port not seen: %q", v)
+	}
+	if err := c.ConfigSet(ctx, "port", strconv.Itoa(s.Port)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", np), time.Second); err == nil {
+		conn.Close()
+		t.Errorf("port %d still accepts after CONFIG SET port back", np)
+	}
+}
+
+// CONFIG GET takes several names and patterns, reports each option once,
+// aliases under their own name; every option CONFIG GET * shows can be set
+// back to its value (Redis's "CONFIG sanity" list of exceptions aside).
+func TestConfigGetManyAndSanity(t *testing.T) {
+	s := startServer(t, "--shards", "4")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	res, err := c.Do(ctx, "config", "get", "maxmemory", "maxmemory*", "bind", "*of").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for i := 0; i+1 < len(res); i += 2 {
+		k := res[i].(string)
+		if _, dup := seen[k]; dup {
+			t.Errorf("%s twice", k)
+		}
+		seen[k] = res[i+1].(string)
+	}
+	for _, k := range []string{"maxmemory", "maxmemory-samples", "maxmemory-clients", "bind", "replicaof", "slaveof"} {
+		if _, ok := seen[k]; !ok {
+			t.Errorf("no %s in %v", k, seen)
+		}
+	}
+	skip := strings.Fields(`rdbchecksum daemonize io-threads-do-reads tcp-backlog always-show-logo syslog-enabled
+		cluster-enabled disable-thp aclfile unixsocket pidfile syslog-ident appendfilename appenddirname supervised
+		syslog-facility databases io-threads logfile unixsocketperm replicaof slaveof requirepass server_cpulist
+		bio_cpulist aof_rewrite_cpulist bgsave_cpulist set-proc-title cluster-config-file cluster-port oom-score-adj
+		oom-score-adj-values enable-protected-configs enable-debug-command enable-module-command dbfilename dir
+		socket-mark-id`)
+	before := c.ConfigGet(ctx, "*").Val()
+	for k, v := range before {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		if err := c.ConfigSet(ctx, k, v).Err(); err != nil {
+			t.Errorf("CONFIG SET %s %q: %v", k, v, err)
+		}
+	}
+	after := c.ConfigGet(ctx, "*").Val()
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s: %q became %q", k, v, after[k])
+		}
+	}
+}
+
+// INFO latencystats: the percentiles come from an HDR histogram with two
+// significant digits, so they lie within 1% above the real durations
+// (which each client round trip bounds from above).
+func TestLatencyStatsPrecision(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--enable-debug-command", "yes")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	c.ConfigSet(ctx, "latency-tracking-info-percentiles", "0 50 100")
+	c.ConfigResetStat(ctx)
+	var rtts []float64
+	for i := 0; i < 5; i++ {
+		t0 := time.Now()
+		if err := c.Do(ctx, "debug", "sleep", "0.02").Err(); err != nil {
+			t.Fatal(err)
+		}
+		rtts = append(rtts, float64(time.Since(t0).Microseconds()))
+	}
+	slices.Sort(rtts)
+	info := c.Info(ctx, "latencystats").Val()
+	m := regexp.MustCompile(`latency_percentiles_usec_debug:p0=([0-9.]+),p50=([0-9.]+),p100=([0-9.]+)\r\n`).FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("no debug line in\n%s", info)
+	}
+	for i, rtt := range []float64{rtts[0], rtts[2], rtts[4]} {
+		got, _ := strconv.ParseFloat(m[i+1], 64)
+		if got < 20000 || got > rtt*1.01 {
+			t.Errorf("%s percentile %.3f µs: want within [20000, %.0f×1.01] (round trips %v)", []string{"p0", "p50", "p100"}[i], got, rtt, rtts)
+		}
+	}
+}
+
+// An error reply from CLIENT UNBLOCK ... ERROR is a failed call of the
+// blocked command, counted in errorstats.
+func TestErrorStatsUnblocked(t *testing.T) {
+	s := startServer(t, "--shards", "4")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	c.ConfigResetStat(ctx)
+	bc := s.client(t, 2)
+	id := bc.ClientID(ctx).Val()
+	done := make(chan error, 1)
+	go func() { done <- bc.BLPop(ctx, 0, "list1{t}").Err() }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(c.Info(ctx, "clients").Val(), "blocked_clients:1") {
+		if time.Now().After(deadline) {
+			t.Fatal("client never blocked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := c.ClientUnblockWithError(ctx, id).Val(); n != 1 {
+		t.Fatalf("client unblock: %d", n)
+	}
+	if err := <-done; err == nil || !strings.HasPrefix(err.Error(), "UNBLOCKED") {
+		t.Errorf("blpop: %v", err)
+	}
+	info := c.Info(ctx, "errorstats", "commandstats", "stats").Val()
+	for _, re := range []string{`errorstat_UNBLOCKED:count=1\r\n`, `cmdstat_blpop:calls=1,[^\r]*,rejected_calls=0,failed_calls=1\r\n`, `total_error_replies:1\r\n`} {
+		if !regexp.MustCompile(re).MatchString(info) {
+			t.Errorf("no %s in\n%s", re, info)
+		}
+	}
+}
