@@ -91,10 +91,43 @@ type DB struct {
 	memoH    uint64
 	memoSlot int32
 	memoOK   bool
+
+	// arenas are the huge-page mappings that chunks after the first are
+	// carved from; arena is what is left of the last one.
+	arenas [][]byte
+	arena  []byte
 }
 
 func newDB(sh *Shard, id int) *DB {
 	return &DB{ID: id, sh: sh, free: -1}
+}
+
+// chunkBytes is the size of a chunk of entries; a huge page holds several.
+const chunkBytes = chunkSize * int(unsafe.Sizeof(entry{}))
+
+// newChunk returns a zeroed chunk of entries. The first comes from the Go
+// heap (most databases stay small); later ones are carved from huge pages
+// (bigmem.go).
+func (db *DB) newChunk() []entry {
+	if len(db.chunks) == 0 {
+		return make([]entry, chunkSize)
+	}
+	if len(db.arena) < chunkBytes {
+		db.arena = allocBig(bigPageSize)
+		db.arenas = append(db.arenas, db.arena)
+	}
+	c := entriesOf(db.arena[:chunkBytes])
+	db.arena = db.arena[chunkBytes:]
+	return c
+}
+
+// release gives the database's big arrays back (FLUSHDB, FLUSHALL).
+func (db *DB) release() {
+	db.index.release()
+	for _, a := range db.arenas {
+		freeBig(a)
+	}
+	db.arenas, db.arena = nil, nil
 }
 
 func (db *DB) at(slot int32) *entry {
@@ -238,7 +271,7 @@ func (db *DB) newSlot() int32 {
 		return s
 	}
 	if int(db.nslots)>>chunkBits >= len(db.chunks) {
-		db.chunks = append(db.chunks, make([]entry, chunkSize))
+		db.chunks = append(db.chunks, db.newChunk())
 	}
 	s := db.nslots
 	db.nslots++
@@ -485,6 +518,7 @@ func (db *DB) Flush() {
 	}
 	db.count = 0
 	db.sh.keysChanged++
+	db.release()
 	*db = DB{ID: db.ID, sh: db.sh, free: -1}
 	db.sh.recountMem()
 	flushed()

@@ -20,7 +20,11 @@ type index struct {
 const indexMinBits = 4
 
 func (ix *index) init(bits uint32) {
-	ix.words = make([]uint64, 1<<bits)
+	if n := 8 << bits; n >= bigPageSize {
+		ix.words = wordsOf(allocBig(n)) // bigmem.go: huge pages, off the Go heap
+	} else {
+		ix.words = make([]uint64, 1<<bits)
+	}
 	ix.shift = 32 - bits
 	ix.count = 0
 }
@@ -116,4 +120,13 @@ func (ix *index) grow() {
 		ix.words[pos] = w
 		ix.count++
 	}
+	freeBig(bytesOfWords(old))
+}
+
+// release gives the table's memory back (the index is dropped).
+func (ix *index) release() {
+	if ix.words != nil {
+		freeBig(bytesOfWords(ix.words))
+	}
+	*ix = index{}
 }

@@ -156,6 +156,7 @@ func (s *Shard) FlushAll() {
 	}
 	for i := range s.DBs {
 		s.touchAll(i, s.DBs[i], nil) // WATCH (watch.go)
+		s.DBs[i].release()
 		s.DBs[i] = newDB(s, i)
 	}
 	s.objs, s.objFree = nil, nil

@@ -33,7 +33,7 @@ type slabClass struct {
 
 const (
 	hugeClass  = 127
-	pageSize   = 1 << 20
+	pageSize   = bigPageSize // a full page is one huge page (bigmem.go)
 	maxClassSz = 64 << 10
 )
 
@@ -123,13 +123,15 @@ func (s *Slab) Alloc(n int) Handle {
 		return h
 	}
 	if len(sc.pages) == 0 || sc.next+sc.size > len(sc.pages[len(sc.pages)-1]) {
-		ps := pageSize
-		if len(sc.pages) == 0 && sc.size*16 < ps {
-			// A class's first page is small, so that rarely used classes cost little.
-			ps = sc.size * 16
+		if len(sc.pages) == 0 && sc.size*16 < pageSize {
+			// A class's first page is small and on the Go heap, so that
+			// rarely used classes cost little.
+			sc.pages = append(sc.pages, make([]byte, sc.size*16))
+			s.reserved += int64(sc.size * 16)
+		} else {
+			sc.pages = append(sc.pages, allocBig(pageSize))
+			s.reserved += pageSize
 		}
-		sc.pages = append(sc.pages, make([]byte, ps))
-		s.reserved += int64(ps)
 		sc.next = 0
 	}
 	h := makeHandle(c, len(sc.pages)-1, sc.next)
@@ -179,4 +181,11 @@ func (s *Slab) Used() int64 { return s.used }
 func (s *Slab) Reserved() int64 { return s.reserved }
 
 // Reset frees everything at once (FLUSHALL).
-func (s *Slab) Reset() { *s = Slab{} }
+func (s *Slab) Reset() {
+	for c := range s.classes {
+		for _, p := range s.classes[c].pages {
+			freeBig(p)
+		}
+	}
+	*s = Slab{}
+}
