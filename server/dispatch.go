@@ -202,10 +202,6 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	h.blocked = nil
 	h.target = target
 	h.buf = h.buf[:0]
-	h.cut = false
-	if h.room = cl.replyRoom(); h.room > 0 {
-		h.room = max(h.room-len(cl.out), 1)
-	}
 	h.add(cmd, argv, data[pos] != '*')
 	pos += n
 	// A blocking command ends its run: what follows it must wait for it.
@@ -242,6 +238,12 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 func (cl *Client) launch() {
 	h := &cl.hop
 	cl.hopOut = true
+	// The reply bytes the run may make before the client passes its
+	// output buffer hard limit (obuf.go).
+	h.cut = false
+	if h.room = cl.replyRoom(); h.room > 0 {
+		h.room = max(h.room-len(cl.out), 1)
+	}
 	// Log what this event ran so far before the run leaves: the remote side
 	// submits its records as soon as it has run (and a transaction taken in
 	// place below parks this loop until then), so this loop's pending

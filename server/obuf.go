@@ -151,7 +151,7 @@ func (cl *Client) beforeWrite() {
 
 // replyRoom is how many bytes cl.out may hold before the client reaches
 // the hard limit of its class (what gnet still holds counts), at least 1;
-// 0 if the class has no hard limit. process and startRemote take it once
+// 0 if the class has no hard limit. process and launch take it once
 // per batch and per run (one configuration load), so that a pipeline stops
 // at the command whose reply passes the limit, as Redis stops processing a
 // client marked CLOSE_ASAP, at the cost of one comparison per command.

@@ -99,3 +99,63 @@ func TestObufLimitStopsHugeReply(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A client closed for its output buffer limit while a command of its runs
+// on another shard gets nothing when that command's reply comes back. The
+// other shard's loop is held by DEBUG SLEEP, and a publication to the
+// client (subscribed in RESP3) passes the pubsub class's hard limit
+// meanwhile. Connections go to the loops in turn (round robin), so the
+// test finds the loop of the sleeping connection by which shard stalls.
+func TestObufKillDropsRepliesOfRunOnOtherShard(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--enable-debug-command", "yes")
+	keys := spreadKeys("k", 4, 1) // keys[i] is on shard i
+	// Open the connections one by one: loops b, b+1, b+2, b+3 (mod 4).
+	conns := make([]*rawConn, 4)
+	for i := range conns {
+		conns[i] = s.raw(t)
+		conns[i].do(resp("ping"), "+PONG\r\n")
+	}
+	p, sleeper, pub, probe := conns[0], conns[1], conns[2], conns[3]
+	pub.do(resp("config", "set", "client-output-buffer-limit", "pubsub 20000 0 0"), "+OK\r\n")
+	for _, k := range keys {
+		pub.do(resp("set", k, "v"), "+OK\r\n")
+	}
+	// Which shard sleeps? probe (loop b+3) asks each shard in turn; the one
+	// that does not answer at once is loop b+1's.
+	sleeper.write(resp("debug", "sleep", "0.5"))
+	time.Sleep(20 * time.Millisecond)
+	asleep := -1
+	for i, k := range keys {
+		probe.write(resp("get", k))
+		_ = probe.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := probe.r.ReadByte(); err != nil {
+			asleep = i
+			break
+		}
+		_ = probe.r.UnreadByte()
+		probe.expect("$1\r\nv\r\n")
+	}
+	if asleep < 0 {
+		t.Fatal("no shard was held by DEBUG SLEEP")
+	}
+	probe.expect("$1\r\nv\r\n")
+	sleeper.expect("+OK\r\n")
+	p.write(resp("hello", "3") + resp("ping"))
+	for p.line() != "+PONG" {
+	}
+	p.do(resp("subscribe", "ch"), ">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n")
+
+	// Hold loop b+1, have p's GET wait there, and overflow p meanwhile.
+	sleeper.write(resp("debug", "sleep", "0.5"))
+	time.Sleep(20 * time.Millisecond)
+	p.write(resp("get", keys[asleep]))
+	time.Sleep(20 * time.Millisecond)
+	pub.do(resp("publish", "ch", strings.Repeat("x", 30000)), ":1\r\n")
+
+	_ = p.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(p.r)
+	if len(got) != 0 || err != nil {
+		t.Fatalf("client closed for its limit read %q (err %v), want nothing and EOF", got, err)
+	}
+	sleeper.expect("+OK\r\n")
+}
