@@ -11,18 +11,29 @@ package server
 // the soft seconds, the client is closed without its pending replies and the
 // log says so, as Redis does.
 //
-// Where it is checked, never per command:
+// Where it is checked (no configuration load per command):
 //   - before writeOut writes a batch's replies (beforeWrite), and when a
-//     hop's replies come back (dispatch.go), so a pipeline over the hard
-//     limit stops there;
+//     run's replies come back from another shard (dispatch.go's hopDone);
+//   - between the commands of a batch and of a run sent to another shard:
+//     process and launch take the room left under the hard limit once
+//     (replyRoom, hop.room), and each command compares its reply buffer
+//     with it, so a pipeline stops at the command whose reply passes the
+//     limit and the commands after it are not run, as Redis stops
+//     processing a client marked CLOSE_ASAP;
+//   - inside commands whose reply has no bound (KEYS, HRANDFIELD and the
+//     like with a negative count), through shard.Ctx.Full (outputFull);
 //   - after a pub/sub delivery appends messages (pubsub.go, through
 //     checkOutputLimit(true));
 //   - once a second from the loop's cron, for the soft limit of clients that
 //     get no more traffic (pubsubCron for subscribers, cronOutputLimits for
 //     the others), logged as Redis's clientsCron logs it.
 //
-// It costs one configuration load per write when the class has no limit
-// (the normal class's default).
+// Once a client is marked (obs.obufKill), nothing more is written to it:
+// beforeWrite drops whatever reaches cl.out afterwards, also the replies of
+// a run that was out on another shard when the limit was found.
+//
+// It costs one configuration load per batch, per run and per write when the
+// class has no limit (the normal class's default).
 
 import (
 	"time"
