@@ -78,6 +78,12 @@ type hop struct {
 
 	// CLIENT REPLY OFF/SKIP: drop every reply of the run, or the first one.
 	dropAll, dropFirst bool
+
+	// room is how many reply bytes the run may make before its client
+	// passes its output buffer hard limit (0: no limit); cut says the run
+	// stopped there: the client is closed without its replies (obuf.go).
+	room int
+	cut  bool
 }
 
 // onData is called by the home loop with the bytes just read.
@@ -112,7 +118,11 @@ func (cl *Client) process(own bool) {
 	loop := cl.loop
 	pos := 0
 	data := cl.qbuf
+	room := cl.replyRoom() // output buffer hard limit (obuf.go)
 	for !cl.closing {
+		if room > 0 && len(cl.out) >= room && cl.overLimit(true) {
+			break // closed for its output buffer limit: the rest is not run
+		}
 		argv, n, err := cl.parser.Next(data[pos:], cl.argv[:0])
 		if err != nil {
 			cl.protocolError(err)
@@ -228,6 +238,12 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 func (cl *Client) launch() {
 	h := &cl.hop
 	cl.hopOut = true
+	// The reply bytes the run may make before the client passes its
+	// output buffer hard limit (obuf.go).
+	h.cut = false
+	if h.room = cl.replyRoom(); h.room > 0 {
+		h.room = max(h.room-len(cl.out), 1)
+	}
 	// Log what this event ran so far before the run leaves: the remote side
 	// submits its records as soon as it has run (and a transaction taken in
 	// place below parks this loop until then), so this loop's pending
@@ -344,7 +360,9 @@ func (cl *Client) hopDone(context.Context) error {
 		cl.need = cl.hop.need
 	}
 	h := &cl.hop
-	cl.out = append(cl.out, h.out...)
+	if !cl.obs.obufKill { // else closed for its output limits meanwhile: dropped
+		cl.out = append(cl.out, h.out...)
+	}
 	for i := range h.argv {
 		h.argv[i] = h.argv[i][:0]
 	}
@@ -357,7 +375,11 @@ func (cl *Client) hopDone(context.Context) error {
 		cl.multiClose() // WATCH state left while the hop was out (multi.go)
 		return nil
 	}
-	cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
+	if h.cut {
+		cl.killForOutput(true) // the run stopped at the limit (obuf.go)
+	} else {
+		cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
+	}
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
@@ -396,6 +418,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	x := &l.x
 	x.reset(cl, h.db, h.proto, ms)
 	x.Out = h.out
+	x.hop = h
 	mask := h.mask
 	if !h.tx {
 		mask = 1 << uint(h.target)
@@ -416,6 +439,12 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	var need uint64
 	dependsNow := false
 	for i, cmd := range h.cmds {
+		if h.room > 0 && len(x.Out) >= h.room || h.cut {
+			// Past the client's output buffer hard limit: it is closed
+			// without these replies, and the rest of the run is not run.
+			h.cut = true
+			break
+		}
 		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
 		l.call(x, cmd, h.argv[i])
 		if x.Blocked() {
@@ -433,6 +462,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	h.out = x.Out
 	x.Out = nil
 	x.cl = nil
+	x.hop = nil
 	for m := mask; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
 		l.srv.shards[i].NoTouch = false

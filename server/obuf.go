@@ -11,18 +11,29 @@ package server
 // the soft seconds, the client is closed without its pending replies and the
 // log says so, as Redis does.
 //
-// Where it is checked, never per command:
+// Where it is checked (no configuration load per command):
 //   - before writeOut writes a batch's replies (beforeWrite), and when a
-//     hop's replies come back (dispatch.go), so a pipeline over the hard
-//     limit stops there;
+//     run's replies come back from another shard (dispatch.go's hopDone);
+//   - between the commands of a batch and of a run sent to another shard:
+//     process and launch take the room left under the hard limit once
+//     (replyRoom, hop.room), and each command compares its reply buffer
+//     with it, so a pipeline stops at the command whose reply passes the
+//     limit and the commands after it are not run, as Redis stops
+//     processing a client marked CLOSE_ASAP;
+//   - inside commands whose reply has no bound (KEYS, HRANDFIELD and the
+//     like with a negative count), through shard.Ctx.Full (outputFull);
 //   - after a pub/sub delivery appends messages (pubsub.go, through
 //     checkOutputLimit(true));
 //   - once a second from the loop's cron, for the soft limit of clients that
 //     get no more traffic (pubsubCron for subscribers, cronOutputLimits for
 //     the others), logged as Redis's clientsCron logs it.
 //
-// It costs one configuration load per write when the class has no limit
-// (the normal class's default).
+// Once a client is marked (obs.obufKill), nothing more is written to it:
+// beforeWrite drops whatever reaches cl.out afterwards, also the replies of
+// a run that was out on another shard when the limit was found.
+//
+// It costs one configuration load per batch, per run and per write when the
+// class has no limit (the normal class's default).
 
 import (
 	"time"
@@ -88,6 +99,18 @@ func (cl *Client) overLimit(async bool) bool {
 	if !cl.overOutputLimit(cl.clientType(), pending, time.Now()) {
 		return false
 	}
+	cl.killForOutput(async)
+	return true
+}
+
+// killForOutput marks the client to be closed for its output buffer limits
+// and logs it (see overLimit): its pending replies are dropped, and so is
+// every reply that comes later (beforeWrite), also those of a run on other
+// shards still out.
+func (cl *Client) killForOutput(async bool) {
+	if cl.obs.obufKill {
+		return
+	}
 	info := cl.infoLine()
 	if async {
 		cl.srv.log.Warningf("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info)
@@ -98,7 +121,6 @@ func (cl *Client) overLimit(async bool) bool {
 	cl.srv.obs.obufDisconnections.Add(1)
 	cl.out = cl.out[:0]
 	cl.closing = true
-	return true
 }
 
 // checkOutputLimit closes the client if its pending output is over its
@@ -127,9 +149,65 @@ func (cl *Client) beforeWrite() {
 		}
 		cl.obs.monHeld = cl.obs.monHeld[:0]
 	}
+	if cl.obs.obufKill {
+		// Closed for its limits: nothing more is sent, also not the
+		// replies of a run that was out on other shards meanwhile.
+		cl.out = cl.out[:0]
+		return
+	}
 	if len(cl.out) > 0 && !cl.closed {
 		cl.noteOutput()
 	}
+}
+
+// replyRoom is how many bytes cl.out may hold before the client reaches
+// the hard limit of its class (what gnet still holds counts), at least 1;
+// 0 if the class has no hard limit. process and launch take it once
+// per batch and per run (one configuration load), so that a pipeline stops
+// at the command whose reply passes the limit, as Redis stops processing a
+// client marked CLOSE_ASAP, at the cost of one comparison per command.
+func (cl *Client) replyRoom() int {
+	if cl.c == nil {
+		return 0
+	}
+	hard := cl.srv.cfg.ClientOutputBufferLimits()[obufClass(cl.clientType())].HardLimitBytes
+	if hard == 0 {
+		return 0
+	}
+	room := int64(hard) - int64(cl.c.OutboundBuffered())
+	if room < 1 {
+		room = 1
+	}
+	return int(room)
+}
+
+// outputFull is the Ctx.OutputFull of a loop's Exec: whether a reply
+// buffer of n bytes puts the running command's client past its hard limit.
+// On the client's own loop (x.Out is cl.out's buffer) the check is exact
+// and marks the client to be closed. In a run on another loop it compares
+// with the room the run left with (hop.room) and records the cut: hopDone
+// closes the client, whose reply is now incomplete.
+func (x *Exec) outputFull(n int) bool {
+	cl := x.cl
+	if cl == nil || cl.c == nil {
+		return false
+	}
+	if h := x.hop; h != nil {
+		if h.room > 0 && n >= h.room {
+			h.cut = true
+			return true
+		}
+		return false
+	}
+	if cl.obs.obufKill {
+		return true
+	}
+	hard := x.srv.cfg.ClientOutputBufferLimits()[obufClass(cl.clientType())].HardLimitBytes
+	if hard == 0 || uint64(n+cl.c.OutboundBuffered()) < hard {
+		return false
+	}
+	cl.killForOutput(true)
+	return true
 }
 
 // noteOutput applies the client's class limits to its pending replies; it

@@ -132,6 +132,7 @@ type Exec struct {
 	cl        *Client
 	loop      *Loop
 	srv       *Server
+	hop       *hop // the run being executed for a client of another loop, or nil
 	dropReply bool
 }
 
@@ -172,6 +173,7 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 		l.x.loop = l
 		l.x.srv = srv
+		l.x.OutputFull = l.x.outputFull // obuf.go
 		l.stats.init(len(srv.cmdList))
 		srv.loops = append(srv.loops, l)
 	}

@@ -35,7 +35,23 @@ type Ctx struct {
 	ServeKey      []byte
 	BlockKeys     [][]byte // set by Block: the keys to wait for
 	BlockDeadline int64    // set by Block: unix ms, 0 for no timeout
+
+	// OutputFull, set by the server, reports whether a reply buffer of n
+	// bytes puts the client past its output buffer hard limit; if so the
+	// client is being closed and gets none of its replies (see Full).
+	OutputFull func(n int) bool
 }
+
+// Full reports whether the client is being closed for its output buffer
+// limit (Redis's CLIENT_CLOSE_ASAP): the reply being built is never sent.
+// Commands whose reply has no bound (KEYS, a negative count of HRANDFIELD,
+// SRANDMEMBER, ZRANDMEMBER) ask now and then, and stop when it says so,
+// leaving a reply that is dropped. It costs nothing when no limit is set.
+func (c *Ctx) Full() bool { return c.OutputFull != nil && c.OutputFull(len(c.Out)) }
+
+// fullEvery is how many elements an unbounded reply appends between two
+// calls of Full (Redis checks after each batch of about a thousand).
+const fullEvery = 1024
 
 // Block asks the server to park the client until one of keys is ready or
 // the deadline (unix ms, 0: none) passes. keys may alias argv.

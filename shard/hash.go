@@ -1204,6 +1204,9 @@ func hrandfieldCount(c *Ctx, key []byte, l int64, withValues bool) {
 		if h.ht != nil {
 			for ; count > 0; count-- {
 				reply(h.random())
+				if count%fullEvery == 0 && c.Full() {
+					return // the client is being closed: the reply is dropped
+				}
 			}
 			return
 		}
@@ -1211,6 +1214,9 @@ func hrandfieldCount(c *Ctx, key []byte, l int64, withValues bool) {
 		for ; count > 0; count-- {
 			p := ps[rand.IntN(len(ps))]
 			reply(p[0], p[1])
+			if count%fullEvery == 0 && c.Full() {
+				return
+			}
 		}
 		return
 	}

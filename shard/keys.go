@@ -523,8 +523,11 @@ func cmdKeys(c *Ctx, argv [][]byte) {
 	start := 0
 	for i, s := range c.Shards {
 		db := s.DBs[c.DB]
-		for _, slot := range found[start:ends[i]] {
+		for j, slot := range found[start:ends[i]] {
 			c.Bulk(db.Key(slot))
+			if (start+j)%fullEvery == fullEvery-1 && c.Full() {
+				return // the client is being closed: the reply is dropped
+			}
 		}
 		start = ends[i]
 	}

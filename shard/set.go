@@ -989,6 +989,9 @@ func srandmemberWithCount(c *Ctx, argv [][]byte) {
 		c.Array(int(count))
 		for ; count > 0; count-- {
 			c.Out = s.appendBulk(c.Out, rand.IntN(size))
+			if count%fullEvery == 0 && c.Full() {
+				return // the client is being closed: the reply is dropped
+			}
 		}
 		return
 	}

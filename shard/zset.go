@@ -1600,6 +1600,9 @@ func zrandmemberCount(c *Ctx, db *DB, key []byte, l int64, withScores bool) {
 		header(count)
 		for i := int64(0); i < count; i++ {
 			emit(z.at(rand.IntN(int(size))))
+			if i%fullEvery == fullEvery-1 && c.Full() {
+				return // the client is being closed: the reply is dropped
+			}
 		}
 		return
 	}
