@@ -119,9 +119,13 @@ func (cl *Client) process(own bool) {
 	pos := 0
 	data := cl.qbuf
 	room := cl.replyRoom() // output buffer hard limit (obuf.go)
+	warm := 0              // input up to here has been prefetched (prefetch.go)
 	for !cl.closing {
 		if room > 0 && len(cl.out) >= room && cl.overLimit(true) {
 			break // closed for its output buffer limit: the rest is not run
+		}
+		if pos >= warm {
+			warm = pos + max(cl.prefetch(data[pos:]), 1)
 		}
 		argv, n, err := cl.parser.Next(data[pos:], cl.argv[:0])
 		if err != nil {

@@ -122,6 +122,9 @@ type Loop struct {
 	cronRunnable gnet.Runnable
 	timeoutCheck time.Time
 	cronBusy     atomic.Bool
+
+	pfKeys [][]byte // prefetch.go: keys of the commands about to run
+	pfSink uint64   // keeps the prefetch loads alive
 }
 
 // Exec is the context of one command: the data-command context plus, for
