@@ -81,7 +81,11 @@
 // the file's database differs from the next batch's first), writes the
 // annotation line and the group with one write(2), and under "always"
 // calls fdatasync once; then it publishes Written and Durable and calls
-// OnDurable. Under "everysec" it publishes Written right after the write
+// OnDurable. Under "always", before it drains, the writer waits briefly
+// (at most half an fsync) until as many commands are pending as the last
+// group carried, so the clients that group released share the next fsync
+// instead of following the first of them back by a whole fsync
+// (gather.go). Under "everysec" it publishes Written right after the write
 // (so a kill -9 loses nothing acknowledged) and a syncer goroutine calls
 // fdatasync once a second; under "no" nothing is fsynced before Close. A
 // failed write or fsync sets Err, reports the group's sequences through

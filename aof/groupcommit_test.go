@@ -3,6 +3,7 @@ package aof
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +187,71 @@ func TestWriteNow(t *testing.T) {
 		got, _, err := loadAll(t, o)
 		if err != nil || len(withDB(got)) != 1 {
 			t.Fatalf("loaded %q, %v", got, err)
+		}
+	})
+}
+
+// TestGather: under "always", a command submitted alone right after an
+// fsync does not get an fsync of its own when the clients that fsync
+// released come back within the bound (half an fsync): the writer waits for
+// as many commands as the last group carried. A lone producer, whose next
+// batch is always as big as its last, never waits.
+func TestGather(t *testing.T) {
+	t.Run("a straggler rides with the released clients", func(t *testing.T) {
+		ffs := newFaultFS()
+		ffs.syncDelay = 4 * time.Millisecond // bound: min(2ms, gatherMax)
+		o := testOptions(t.TempDir(), FsyncAlways)
+		o.FS = ffs
+		l := mustOpen(t, o)
+		a, b := l.NewProducer(), l.NewProducer()
+		const rounds = 10
+		merged := 0
+		for r := 0; r < rounds; r++ {
+			for i := 0; i < 10; i++ {
+				a.Append(0, args("SET", fmt.Sprint("a", i), fmt.Sprint(r)))
+			}
+			s := a.Submit()
+			waitFor(t, "durable", func() bool { return l.Durable() >= s })
+			g0 := l.Stats().Groups
+			b.Append(0, args("SET", "b", fmt.Sprint(r)))
+			sb := b.Submit()
+			for t0 := time.Now(); time.Since(t0) < 100*time.Microsecond; {
+				runtime.Gosched() // time.Sleep may round 100µs up to 1ms
+			}
+			for i := 0; i < 10; i++ {
+				a.Append(0, args("SET", fmt.Sprint("a", i), fmt.Sprint(r)))
+			}
+			sa := a.Submit()
+			waitFor(t, "durable", func() bool { return l.Durable() >= sa && l.Durable() >= sb })
+			if l.Stats().Groups-g0 == 1 {
+				merged++
+			}
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d of %d stragglers merged", merged, rounds)
+		if merged < rounds/2 {
+			t.Fatalf("only %d of %d stragglers shared the released clients' fsync", merged, rounds)
+		}
+	})
+	t.Run("a lone producer never waits", func(t *testing.T) {
+		ffs := newFaultFS()
+		ffs.syncDelay = time.Millisecond
+		o := testOptions(t.TempDir(), FsyncAlways)
+		o.FS = ffs
+		l := mustOpen(t, o)
+		p := l.NewProducer()
+		for r := 0; r < 20; r++ {
+			p.Append(0, args("INCR", "k"))
+			s := p.Submit()
+			waitFor(t, "durable", func() bool { return l.Durable() >= s })
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if l.gth.waits != 0 {
+			t.Fatalf("the writer waited %d times for a lone producer", l.gth.waits)
 		}
 	})
 }

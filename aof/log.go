@@ -111,6 +111,11 @@ type Log struct {
 	w   writerState // owned by whoever holds wmu: the writer goroutine, or a loop in WriteNow
 	wmu sync.Mutex
 
+	// submitted counts the commands submitted so far (changed under mu);
+	// gth is the writer's gathering of a group under always (gather.go).
+	submitted atomic.Uint64
+	gth       gatherState
+
 	stats struct {
 		fsyncs, groups, batches, bytes atomic.Uint64
 		lastGroupBytes, lastGroupBatch atomic.Int64

@@ -71,6 +71,7 @@ func (p *Producer) SubmitQuiet() uint64 {
 	s := l.seq
 	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db, cmds: p.cmds})
 	l.queueBytes += int64(len(p.buf))
+	l.submitted.Add(uint64(p.cmds))
 	if n := len(l.free); n > 0 {
 		p.buf = l.free[n-1]
 		l.free[n-1] = nil

@@ -36,6 +36,9 @@ import (
 // through OnFailed. Nobody ever waits for the writer while holding mu.
 //
 // One round of the writer:
+//  0. Under "always", gather (gather.go): if fewer commands are pending
+//     than the last group carried, wait — at most half an fsync, 1ms at
+//     most — for the clients that group released to submit again.
 //  1. Take mu once; swap out queue (the whole backlog, from every
 //     producer) and the syncer's result; release mu. Producers keep
 //     submitting into a fresh slice meanwhile.
@@ -160,6 +163,9 @@ func (l *Log) run() {
 		case <-retryC:
 			retryDue = true
 		}
+		if !retryDue && l.gather(retryC) {
+			retryDue = true
+		}
 		l.wmu.Lock()
 		if retryDue {
 			w.retry = nil
@@ -209,6 +215,7 @@ func (w *writerState) round(retryDue bool) bool {
 func (w *writerState) drain() {
 	l := w.l
 	drained := l.queue
+	l.gth.drained = l.submitted.Load()
 	if len(w.q) == 0 {
 		l.queue, w.q = w.q[:0], drained
 	} else {
@@ -351,6 +358,7 @@ func (w *writerState) flush() bool {
 		d := time.Since(t0)
 		l.recordFsync(d)
 		l.latency("aof-fsync-always", d)
+		l.gatherNext(w.grpCmds, d)
 	}
 	l.hist.group.Observe(int64(w.grpBatches))
 	l.hist.groupCmds.Observe(int64(w.grpCmds))
