@@ -39,8 +39,12 @@ type Client struct {
 	qbuf   []byte // unparsed input: gnet's buffer during a call, or ownBuf
 	ownBuf []byte
 	out    []byte
-	// memAcct is what Server.clientMem holds for this client (accountMem).
-	memAcct int64
+	// memAcct is what its loop's client memory holds for this client, and
+	// memBucket its eviction bucket + 1, 0 if none (clientmem.go).
+	memAcct   int64
+	memBucket int8
+	evicted   bool // closed by maxmemory-clients
+	qpeak     int  // the largest input of one read since the last cron (resizeQueryBuffer)
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 
@@ -73,8 +77,7 @@ func (cl *Client) onClose() {
 	cl.pubsubClose()
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go
-	cl.srv.clientMem.Add(-cl.memAcct)
-	cl.memAcct = 0
+	cl.dropMem()     // clientmem.go
 }
 
 // setAuthenticated records whether the client may run commands; until it

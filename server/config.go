@@ -281,6 +281,7 @@ const (
 	cfgUnsigned                        // numeric: bounds checked as unsigned (Redis size_t/uint/ull)
 	cfgEmptyIsNull                     // string: "" means unset (not written by REWRITE)
 	cfgHidden                          // not matched by CONFIG GET globs
+	cfgPercent                         // numeric: "N%" is stored as -N (Redis's PERCENT_CONFIG)
 )
 
 // cfgOption is one declarative row of the option table.
@@ -453,7 +454,7 @@ func cfgBuildTable() []*cfgOption {
 		// unsigned long long: max is ULLONG_MAX, i.e. -1 seen as uint64.
 		cfgNumOpt("maxmemory", "", cfgMutable|cfgMemory|cfgUnsigned, 0, -1, "0", func(c *Config) *atomic.Int64 { return &c.maxmemory }),
 		// Client eviction is not built: only its default (off) is accepted.
-		cfgNumOpt("maxmemory-clients", "", cfgMutable|cfgMemory|cfgUnsigned, 0, 0, "0", func(c *Config) *atomic.Int64 { return &c.maxmemoryClients }),
+		cfgNumOpt("maxmemory-clients", "", cfgMutable|cfgMemory|cfgPercent, -100, cfgLongMax, "0", func(c *Config) *atomic.Int64 { return &c.maxmemoryClients }),
 		// size_t
 		cfgNumOpt("hash-max-listpack-entries", "hash-max-ziplist-entries", cfgMutable|cfgUnsigned, 0, cfgLongMax, "512", func(c *Config) *atomic.Int64 { return &c.hashMaxListpackEntries }),
 		cfgNumOpt("set-max-intset-entries", "", cfgMutable|cfgUnsigned, 0, cfgLongMax, "512", func(c *Config) *atomic.Int64 { return &c.setMaxIntsetEntries }),
@@ -853,6 +854,16 @@ func (o *cfgOption) parseNumber(s string) (int64, string) {
 		if v, ok := cfgMemToULL(s); ok {
 			return int64(v), ""
 		}
+	}
+	if o.flags&cfgPercent != 0 && len(s) > 1 && s[len(s)-1] == '%' {
+		if v, ok := cfgString2ll(s[:len(s)-1]); ok && v >= 0 {
+			return -v, "" // a percentage is stored negative
+		}
+	}
+	switch {
+	case o.flags&cfgMemory != 0 && o.flags&cfgPercent != 0:
+		return 0, "argument must be a memory or percent value"
+	case o.flags&cfgMemory != 0:
 		return 0, "argument must be a memory value"
 	}
 	if o.flags&cfgOctal != 0 {
@@ -879,6 +890,12 @@ func (o *cfgOption) checkBounds(v int64) string {
 		}
 		return ""
 	}
+	if o.flags&cfgPercent != 0 && v < 0 {
+		if v < o.min {
+			return fmt.Sprintf("percentage argument must be less or equal to %d", -o.min)
+		}
+		return ""
+	}
 	if v > o.max || v < o.min {
 		return fmt.Sprintf("argument must be between %d and %d inclusive", o.min, o.max)
 	}
@@ -896,6 +913,8 @@ func (c *Config) getOption(o *cfgOption) string {
 	case cfgNum:
 		v := o.n(c).Load()
 		switch {
+		case o.flags&cfgPercent != 0 && v < 0:
+			return strconv.FormatInt(-v, 10) + "%"
 		case o.flags&cfgMemory != 0:
 			return strconv.FormatUint(uint64(v), 10)
 		case o.flags&cfgOctal != 0:
@@ -1604,6 +1623,8 @@ func (c *Config) rewriteOption(o *cfgOption, rw *cfgRewriteState) {
 		def, _ := o.parseNumber(o.def)
 		var s string
 		switch {
+		case o.flags&cfgPercent != 0 && v < 0:
+			s = strconv.FormatInt(-v, 10) + "%"
 		case o.flags&cfgMemory != 0:
 			s = cfgFormatMemory(uint64(v))
 		case o.flags&cfgOctal != 0:

@@ -85,6 +85,7 @@ func (cl *Client) onData(data []byte) {
 	if cl.hopOut || cl.held || cl.blocked != nil || len(cl.qbuf) > 0 {
 		owned := within(cl.qbuf, cl.ownBuf)
 		cl.qbuf = append(cl.qbuf, data...)
+		cl.notePeak(len(cl.qbuf))
 		if owned {
 			// The input outgrew our buffer: the grown one is ours now (and
 			// resetOwnBuf lets a big one go once its commands have run).
@@ -102,6 +103,7 @@ func (cl *Client) onData(data []byte) {
 		return
 	}
 	cl.qbuf = data // borrowed from gnet for the duration of this call
+	cl.notePeak(len(data))
 	cl.process(false)
 }
 
@@ -159,8 +161,7 @@ func (cl *Client) process(own bool) {
 		return
 	case !own:
 		if len(rest) > 0 {
-			cl.qbuf = append(cl.ownBuf[:0], rest...)
-			cl.ownBuf = cl.qbuf
+			cl.keepInput(rest)
 		} else {
 			cl.qbuf = nil
 		}
@@ -168,10 +169,9 @@ func (cl *Client) process(own bool) {
 		if len(rest) == 0 {
 			cl.qbuf = nil
 			cl.resetOwnBuf()
-		} else if pos > 0 {
-			// compact into the start of our buffer
-			cl.ownBuf = append(cl.ownBuf[:0], rest...)
-			cl.qbuf = cl.ownBuf
+		} else if pos > 0 || cap(cl.ownBuf) < len(rest)+cl.bigPending() {
+			// compact into the start of our buffer (querybuf.go)
+			cl.keepInput(rest)
 		}
 	}
 	cl.flush()
@@ -378,14 +378,11 @@ func (cl *Client) hopDone(context.Context) error {
 }
 
 // resetOwnBuf empties the client's own input buffer once all of it has run.
-// A big one (a big command that came in pieces) is let go rather than kept
-// for the life of the connection, as Redis shrinks such a query buffer.
+// A big one (a big command that came in pieces) stays until the cron finds
+// it idle or oversized (resizeQueryBuffer, querybuf.go), as Redis's query
+// buffer does.
 func (cl *Client) resetOwnBuf() {
-	if cap(cl.ownBuf) > 32<<10 { // Redis's PROTO_RESIZE_THRESHOLD
-		cl.ownBuf = nil
-	} else {
-		cl.ownBuf = cl.ownBuf[:0]
-	}
+	cl.ownBuf = cl.ownBuf[:0]
 }
 
 // runRemote runs a hop's or transaction's commands on loop l.

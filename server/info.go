@@ -183,6 +183,7 @@ func (srv *Server) resetStats() {
 	srv.stats.rejectedConn.Store(0)
 	srv.stats.netInput.Store(0)
 	srv.stats.netOutput.Store(0)
+	srv.cmem.evicted.Store(0)
 	srv.infoSampler.reset()
 }
 
@@ -433,7 +434,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("expired_time_cap_reached_count", 0)
 		w.int("expire_cycle_cpu_milliseconds", 0)
 		w.int("evicted_keys", t.shard.EvictedKeys)
-		w.int("evicted_clients", 0)
+		w.int("evicted_clients", srv.cmem.evicted.Load())
 		w.int("total_eviction_exceeded_time", 0)
 		w.int("current_eviction_exceeded_time", 0)
 		w.int("keyspace_hits", t.shard.KeyspaceHits)
