@@ -92,8 +92,14 @@ func (cl *Client) onData(data []byte) {
 			cl.ownBuf = cl.qbuf
 		}
 		if int64(len(cl.qbuf)) > cl.srv.cfg.ClientQueryBufferLimit() {
-			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s", cl.infoLine())
+			first := cl.qbuf // from the element being received, as Redis's query buffer holds it
+			if c, _ := cl.parser.Progress(); c <= len(first) {
+				first = first[c:]
+			}
+			first = first[:min(len(first), 64)]
+			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)", cl.infoLine(), appendRepr(nil, first))
 			cl.closeNow()
+			cl.flush() // closes it (once a hop in flight is back)
 			return
 		}
 		if cl.hopOut || cl.held || cl.blocked != nil {
