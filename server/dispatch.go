@@ -83,6 +83,9 @@ type hop struct {
 // onData is called by the home loop with the bytes just read.
 func (cl *Client) onData(data []byte) {
 	if cl.hopOut || cl.held || cl.blocked != nil || len(cl.qbuf) > 0 {
+		if cl.closing {
+			return // input after the client is to be closed is dropped
+		}
 		owned := within(cl.qbuf, cl.ownBuf)
 		cl.qbuf = append(cl.qbuf, data...)
 		cl.notePeak(len(cl.qbuf))
