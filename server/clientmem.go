@@ -250,6 +250,20 @@ func (l *Loop) checkClientMem() {
 	l.cmem.evictQueued = true
 }
 
+// evictNow runs at once an eviction pass queued on the loop: a transaction
+// (CLIENT LIST, INFO, ...) is about to park or run on it, and must find the
+// clients already evicted, as Redis evicts before it serves another command.
+// The queued task then finds nothing to do.
+func (l *Loop) evictNow() {
+	if !l.cmem.evictQueued {
+		return
+	}
+	l.cmem.evictQueued = false
+	if l.srv.cmem.evicting.CompareAndSwap(false, true) {
+		l.evictClients()
+	}
+}
+
 // evictClients runs an eviction pass on l, which holds the server's token:
 // it evicts its biggest clients while the total is over the limit and its
 // top bucket is the highest, hands the pass to the loop with the highest

@@ -303,6 +303,7 @@ func (cl *Client) runTx(context.Context) error {
 		rest := h.mask &^ (1<<(uint(last)+1) - 1)
 		me = bits.TrailingZeros64(rest)
 	}
+	srv.loops[me].evictNow() // a transaction must not see clients over maxmemory-clients (clientmem.go)
 	if me != h.target {
 		// What this loop logged must precede what the executor will log.
 		srv.loops[me].submit()
