@@ -40,7 +40,16 @@ func clientField(line, field string) string {
 }
 
 func TestClientEviction(t *testing.T) {
-	s := startServer(t, "--shards", "4")
+	t.Run("appendonly no", func(t *testing.T) { testClientEviction(t) })
+	// Under always, replies wait for the log: an evicted client may have
+	// some held.
+	t.Run("appendfsync always", func(t *testing.T) {
+		testClientEviction(t, "--appendonly", "yes", "--appendfsync", "always")
+	})
+}
+
+func testClientEviction(t *testing.T, args ...string) {
+	s := startServer(t, append([]string{"--shards", "4"}, args...)...)
 	ctx := context.Background()
 	ctl := s.clientWith(t, func(o *redis.Options) {
 		o.PoolSize = 1
