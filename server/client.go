@@ -44,7 +44,12 @@ type Client struct {
 	memAcct   int64
 	memBucket int8
 	evicted   bool // closed by maxmemory-clients
-	qpeak     int  // the largest input of one read since the last cron (resizeQueryBuffer)
+	// stateAcct is the MULTI and subscription part of memAcct, kept while
+	// a hop is out; evictDeferred: evicted while a hop was out, the notice
+	// and the close wait for the hop.
+	stateAcct     int64
+	evictDeferred bool
+	qpeak         int // the largest input of one read since the last cron (resizeQueryBuffer)
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 

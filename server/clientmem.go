@@ -152,7 +152,11 @@ func clientMemBucket(mem int64) int8 {
 // state and watched keys, subscriptions and the fixed overhead. It feeds
 // used_memory and mem_clients_normal as well as client eviction. It runs on
 // the client's loop, or with that loop parked.
-func (cl *Client) memUsage() int64 {
+func (cl *Client) memUsage() int64 { return cl.bufMem() + cl.stateMem() }
+
+// bufMem is the memory of the client's buffers, which only its loop
+// changes.
+func (cl *Client) bufMem() int64 {
 	n := int64(cap(cl.ownBuf)+cap(cl.out)) + clientOverhead
 	if cap(cl.qbuf) > 0 && !within(cl.qbuf, cl.ownBuf) {
 		n += int64(cap(cl.qbuf)) // input being assembled beyond ownBuf
@@ -160,7 +164,13 @@ func (cl *Client) memUsage() int64 {
 	if cl.c != nil && !cl.closed {
 		n += int64(cl.c.OutboundBuffered())
 	}
-	n += int64(cl.multiMem())
+	return n
+}
+
+// stateMem is the memory of the client's MULTI queue, watched keys and
+// subscriptions, which a hop in flight may be changing on another loop.
+func (cl *Client) stateMem() int64 {
+	n := int64(cl.multiMem())
 	if cl.ps != nil {
 		sub, psub, ssub := cl.pubsubInfo()
 		n += int64(sub+psub+ssub) * subOverhead
@@ -179,10 +189,20 @@ func (cl *Client) evictable() bool {
 // maxmemory-clients. It runs on the client's loop.
 func (cl *Client) accountMem() {
 	if cl.loop == nil || cl.evicted {
+		if cl.evictDeferred && !cl.hopOut {
+			cl.evictDeferred = false
+			cl.evictNotice() // the caller writes its replies (none) and closes it
+		}
 		return
 	}
 	lm := &cl.loop.cmem
-	n := cl.memUsage()
+	if !cl.hopOut {
+		// With a hop in flight (pipelined commands of another shard), the
+		// buffers are accounted and the rest is as last seen: the hop's
+		// loop may be changing it.
+		cl.stateAcct = cl.stateMem()
+	}
+	n := cl.bufMem() + cl.stateAcct
 	grew := n > cl.memAcct
 	if n != cl.memAcct {
 		lm.total.Add(n - cl.memAcct)
@@ -250,17 +270,34 @@ func (l *Loop) checkClientMem() {
 	l.cmem.evictQueued = true
 }
 
-// evictNow runs at once an eviction pass queued on the loop: a transaction
-// (CLIENT LIST, INFO, ...) is about to park or run on it, and must find the
-// clients already evicted, as Redis evicts before it serves another command.
-// The queued task then finds nothing to do.
+// evictNow evicts the loop's own clients while the clients are over
+// maxmemory-clients and the loop holds the biggest of them: a transaction
+// (CLIENT LIST, INFO, ...) is about to park or run on it, and must not find
+// a client that a pass queued behind it, or handed over to it, is about to
+// evict (Redis evicts before it serves another command). It does not wait
+// for the server's token, so a pass running at the same time on another
+// loop may evict one client more than needed.
 func (l *Loop) evictNow() {
-	if !l.cmem.evictQueued {
+	srv := l.srv
+	if l.cmem.top.Load() < 0 {
 		return
 	}
-	l.cmem.evictQueued = false
-	if l.srv.cmem.evicting.CompareAndSwap(false, true) {
-		l.evictClients()
+	lim := srv.clientEvictionLimit()
+	for lim != 0 && srv.clientMemTotal() > lim {
+		top := l.cmem.top.Load()
+		if top < 0 {
+			return
+		}
+		for _, o := range srv.loops {
+			if o.cmem.top.Load() > top {
+				return // a bigger client elsewhere: its loop's pass evicts it
+			}
+		}
+		cl := l.biggestClient(int8(top))
+		if cl == nil {
+			return
+		}
+		cl.evict(false)
 	}
 }
 
@@ -321,7 +358,10 @@ func (srv *Server) overClientMemory() {
 func (l *Loop) biggestClient(b int8) *Client {
 	var best *Client
 	for _, cl := range l.clients {
-		if cl.memBucket == b+1 && !cl.evicted && (best == nil || cl.memAcct > best.memAcct) {
+		if cl.memBucket != b+1 || cl.evicted {
+			continue
+		}
+		if best == nil || cl.memAcct > best.memAcct {
 			best = cl
 		}
 	}
@@ -333,13 +373,17 @@ func (l *Loop) biggestClient(b int8) *Client {
 // loop, or (parked) with that loop parked, when the client's own cleanup is
 // queued to its loop.
 func (cl *Client) evict(parked bool) {
-	srv := cl.srv
-	srv.log.Noticef("Evicting client: %s", cl.infoLine())
-	srv.cmem.evicted.Add(1)
 	cl.dropMem()
 	cl.evicted = true
-	cl.out = cl.out[:0]
-	cl.closing = true
+	if cl.hopOut && !parked {
+		// The hop's loop may be changing the client's state, which the
+		// log line shows: the rest is done when the hop is back
+		// (accountMem, from hopDone). Its memory is out of the total now,
+		// so the pass does not evict another client for it.
+		cl.evictDeferred = true
+		return
+	}
+	cl.evictNotice()
 	if cl.hopOut {
 		return // closed by writeOut when the hop comes back
 	}
@@ -350,7 +394,7 @@ func (cl *Client) evict(parked bool) {
 	}
 	_ = cl.c.Close()
 	delete(cl.loop.clients, cl.id)
-	srv.nclients.Add(-1)
+	cl.srv.nclients.Add(-1)
 	if parked {
 		if cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
 			cl.onClose()
@@ -360,6 +404,15 @@ func (cl *Client) evict(parked bool) {
 		}
 	}
 	cl.onClose()
+}
+
+// evictNotice logs the eviction and drops the client's pending replies;
+// the client is closed once no hop is out.
+func (cl *Client) evictNotice() {
+	cl.srv.log.Noticef("Evicting client: %s", cl.infoLine())
+	cl.srv.cmem.evicted.Add(1)
+	cl.out = cl.out[:0]
+	cl.closing = true
 }
 
 // evictClientsParked evicts until the clients are within the limit, with
@@ -379,7 +432,7 @@ func (srv *Server) evictClientsParked() {
 		var victim *Client
 		for _, l := range srv.loops {
 			for _, cl := range l.clients {
-				if cl.memBucket == 0 || cl.evicted || cl.hopOut {
+				if cl.memBucket == 0 || cl.evicted {
 					continue
 				}
 				if victim == nil || cl.memBucket > victim.memBucket ||

@@ -368,6 +368,7 @@ func (cl *Client) hopDone(context.Context) error {
 		return nil
 	}
 	cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
+	cl.accountMem() // the replies may wait in cl.out behind the next hop (clientmem.go)
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
