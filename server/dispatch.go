@@ -90,8 +90,8 @@ func (cl *Client) onData(data []byte) {
 		cl.qbuf = append(cl.qbuf, data...)
 		cl.notePeak(len(cl.qbuf))
 		if owned {
-			// The input outgrew our buffer: the grown one is ours now (and
-			// resetOwnBuf lets a big one go once its commands have run).
+			// The input outgrew our buffer: the grown one is ours now (the
+			// cron trims a big one once it is idle, querybuf.go).
 			cl.ownBuf = cl.qbuf
 		}
 		if int64(len(cl.qbuf)) > cl.srv.cfg.ClientQueryBufferLimit() {
