@@ -151,6 +151,30 @@ func (p *Parser) Pending() int {
 	return int(need)
 }
 
+// Progress describes the incomplete multibulk command last passed to Next,
+// as Redis's query buffer and argv show it: consumed is where the element
+// being received starts (the bytes before it, the count line and the
+// complete arguments, are Redis's argv, no longer its query buffer), and
+// argvLen the total length of the complete arguments. Both are 0 for an
+// inline command or when no command is in progress.
+func (p *Parser) Progress() (consumed, argvLen int) {
+	if !p.mbulk || (p.state != stBulkLen && p.state != stBulkData) {
+		return 0, 0
+	}
+	for j := 0; j < len(p.offs); j += 2 {
+		argvLen += p.offs[j+1] - p.offs[j]
+	}
+	return p.elem, argvLen
+}
+
+// BulkLen is the length of the bulk argument being received, 0 when none is.
+func (p *Parser) BulkLen() int64 {
+	if p.state != stBulkData {
+		return 0
+	}
+	return p.bulkLen
+}
+
 func (p *Parser) limits() (maxBulk, maxMbulk int64, maxInline int) {
 	maxBulk, maxMbulk, maxInline = p.Limits.MaxBulkLen, p.Limits.MaxMultibulkLen, p.Limits.MaxInlineLen
 	if maxBulk == 0 {

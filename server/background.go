@@ -84,14 +84,13 @@ func (l *Loop) cron() {
 	if l.srv.shardBudget.Load() != 0 {
 		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
 	}
-	if l.timeoutCheck.Before(now) {
+	everySec := l.timeoutCheck.Before(now)
+	l.clientMemCron(now, everySec) // query buffers, replies gnet has sent since (clientmem.go)
+	if everySec {
 		l.timeoutCheck = now.Add(time.Second)
 		l.closeIdleClients(now)
 		l.pubsubCron()       // output buffer limits of subscribers (pubsub.go)
 		l.cronOutputLimits() // soft output buffer limits of the others (obuf.go)
-		for _, cl := range l.clients {
-			cl.accountMem() // replies gnet has sent since (memory.go)
-		}
 	}
 }
 

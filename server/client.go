@@ -39,8 +39,17 @@ type Client struct {
 	qbuf   []byte // unparsed input: gnet's buffer during a call, or ownBuf
 	ownBuf []byte
 	out    []byte
-	// memAcct is what Server.clientMem holds for this client (accountMem).
-	memAcct int64
+	// memAcct is what its loop's client memory holds for this client, and
+	// memBucket its eviction bucket + 1, 0 if none (clientmem.go).
+	memAcct   int64
+	memBucket int8
+	evicted   bool // closed by maxmemory-clients
+	// stateAcct is the MULTI and subscription part of memAcct, kept while
+	// a hop is out; evictDeferred: evicted while a hop was out, the notice
+	// and the close wait for the hop.
+	stateAcct     int64
+	evictDeferred bool
+	qpeak         int // the largest input of one read since the last cron (resizeQueryBuffer)
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 
@@ -73,8 +82,7 @@ func (cl *Client) onClose() {
 	cl.pubsubClose()
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go
-	cl.srv.clientMem.Add(-cl.memAcct)
-	cl.memAcct = 0
+	cl.dropMem()     // clientmem.go
 }
 
 // setAuthenticated records whether the client may run commands; until it

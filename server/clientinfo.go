@@ -100,17 +100,13 @@ func (cl *Client) clientInfoString() string {
 	b = append(b, " multi="...)
 	b = strconv.AppendInt(b, int64(multi), 10)
 
-	qbuf := len(cl.qbuf)
-	qfree := cap(cl.ownBuf) - len(cl.ownBuf)
-	if qfree < 0 {
-		qfree = 0
-	}
+	qbuf, qfree, argvMem := cl.queryBufferInfo() // querybuf.go
 	b = append(b, " qbuf="...)
 	b = strconv.AppendInt(b, int64(qbuf), 10)
 	b = append(b, " qbuf-free="...)
 	b = strconv.AppendInt(b, int64(qfree), 10)
 	b = append(b, " argv-mem="...)
-	b = append(b, '0') // argv is not kept after parsing
+	b = strconv.AppendInt(b, int64(argvMem), 10)
 	b = append(b, " multi-mem="...)
 	b = strconv.AppendInt(b, int64(multiMem), 10)
 
@@ -140,7 +136,7 @@ func (cl *Client) clientInfoString() string {
 	b = append(b, " omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, int64(cap(cl.ownBuf))+int64(cap(cl.out))+int64(multiMem)+omem+1024, 10)
+	b = strconv.AppendInt(b, cl.memUsage(), 10) // clientmem.go
 
 	b = append(b, " events="...)
 	if cl.c != nil && !cl.closed {

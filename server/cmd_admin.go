@@ -55,7 +55,7 @@ var adminCommands = []serverCmd{
 	{name: "client|help", exec: cmdClientHelp, home: true},
 
 	{name: "config|get", exec: cmdConfigGet, home: true},
-	{name: "config|set", exec: cmdConfigSet, home: true, allShardsIf: configSetAllShards},
+	{name: "config|set", exec: cmdConfigSet, home: true, allShardsIf: configSetParks},
 	{name: "config|resetstat", exec: cmdConfigResetstat, allShards: true},
 	{name: "config|rewrite", exec: cmdConfigRewrite, home: true},
 	{name: "config|help", exec: cmdConfigHelp, home: true},
@@ -1386,6 +1386,8 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):
 		x.srv.activeExpire.Store(cAtoi(argv[2]) != 0)
 		x.OK()
+	case len(argv) == 4 && shard.EqualFold(sub, "replybuffer"):
+		debugReplyBuffer(x, argv) // clientmem.go
 	case len(argv) == 3 && shard.EqualFold(sub, "quicklist-packed-threshold"):
 		// Elements this large get a list node of their own (quicklist.go).
 		sz, ok := cfgMemToULL(string(argv[2]))

@@ -89,16 +89,26 @@ type hop struct {
 // onData is called by the home loop with the bytes just read.
 func (cl *Client) onData(data []byte) {
 	if cl.hopOut || cl.held || cl.blocked != nil || len(cl.qbuf) > 0 {
+		if cl.closing {
+			return // input after the client is to be closed is dropped
+		}
 		owned := within(cl.qbuf, cl.ownBuf)
 		cl.qbuf = append(cl.qbuf, data...)
+		cl.notePeak(len(cl.qbuf))
 		if owned {
-			// The input outgrew our buffer: the grown one is ours now (and
-			// resetOwnBuf lets a big one go once its commands have run).
+			// The input outgrew our buffer: the grown one is ours now (the
+			// cron trims a big one once it is idle, querybuf.go).
 			cl.ownBuf = cl.qbuf
 		}
 		if int64(len(cl.qbuf)) > cl.srv.cfg.ClientQueryBufferLimit() {
-			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s", cl.infoLine())
+			first := cl.qbuf // from the element being received, as Redis's query buffer holds it
+			if c, _ := cl.parser.Progress(); c <= len(first) {
+				first = first[c:]
+			}
+			first = first[:min(len(first), 64)]
+			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)", cl.infoLine(), appendRepr(nil, first))
 			cl.closeNow()
+			cl.flush() // closes it (once a hop in flight is back)
 			return
 		}
 		if cl.hopOut || cl.held || cl.blocked != nil {
@@ -108,6 +118,7 @@ func (cl *Client) onData(data []byte) {
 		return
 	}
 	cl.qbuf = data // borrowed from gnet for the duration of this call
+	cl.notePeak(len(data))
 	cl.process(false)
 }
 
@@ -173,8 +184,7 @@ func (cl *Client) process(own bool) {
 		return
 	case !own:
 		if len(rest) > 0 {
-			cl.qbuf = append(cl.ownBuf[:0], rest...)
-			cl.ownBuf = cl.qbuf
+			cl.keepInput(rest)
 		} else {
 			cl.qbuf = nil
 		}
@@ -182,10 +192,9 @@ func (cl *Client) process(own bool) {
 		if len(rest) == 0 {
 			cl.qbuf = nil
 			cl.resetOwnBuf()
-		} else if pos > 0 {
-			// compact into the start of our buffer
-			cl.ownBuf = append(cl.ownBuf[:0], rest...)
-			cl.qbuf = cl.ownBuf
+		} else if pos > 0 || cap(cl.ownBuf) < len(rest)+cl.bigPending() {
+			// compact into the start of our buffer (querybuf.go)
+			cl.keepInput(rest)
 		}
 	}
 	cl.flush()
@@ -314,6 +323,7 @@ func (cl *Client) runTx(context.Context) error {
 		rest := h.mask &^ (1<<(uint(last)+1) - 1)
 		me = bits.TrailingZeros64(rest)
 	}
+	srv.loops[me].evictNow() // a transaction must not see clients over maxmemory-clients (clientmem.go)
 	if me != h.target {
 		// What this loop logged must precede what the executor will log.
 		srv.loops[me].submit()
@@ -384,6 +394,7 @@ func (cl *Client) hopDone(context.Context) error {
 	} else {
 		cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
 	}
+	cl.accountMem() // the replies may wait in cl.out behind the next hop (clientmem.go)
 	for _, cmd := range h.cmds {
 		cl.afterRemote(cmd)
 	}
@@ -404,14 +415,11 @@ func (cl *Client) hopDone(context.Context) error {
 }
 
 // resetOwnBuf empties the client's own input buffer once all of it has run.
-// A big one (a big command that came in pieces) is let go rather than kept
-// for the life of the connection, as Redis shrinks such a query buffer.
+// A big one (a big command that came in pieces) stays until the cron finds
+// it idle or oversized (resizeQueryBuffer, querybuf.go), as Redis's query
+// buffer does.
 func (cl *Client) resetOwnBuf() {
-	if cap(cl.ownBuf) > 32<<10 { // Redis's PROTO_RESIZE_THRESHOLD
-		cl.ownBuf = nil
-	} else {
-		cl.ownBuf = cl.ownBuf[:0]
-	}
+	cl.ownBuf = cl.ownBuf[:0]
 }
 
 // runRemote runs a hop's or transaction's commands on loop l.

@@ -134,7 +134,7 @@ func (srv *Server) sumStats() *statTotals {
 		t.reads += l.stats.reads
 		t.writes += l.stats.writes
 		for _, cl := range l.clients {
-			if q := int64(len(cl.qbuf)); q > t.maxQbuf {
+			if q := int64(max(len(cl.qbuf), cap(cl.ownBuf))); q > t.maxQbuf { // kept until the cron trims it (querybuf.go)
 				t.maxQbuf = q
 			}
 			if o := cl.pendingOutput(); o > t.maxOut {
@@ -185,6 +185,7 @@ func (srv *Server) resetStats() {
 	srv.stats.rejectedConn.Store(0)
 	srv.stats.netInput.Store(0)
 	srv.stats.netOutput.Store(0)
+	srv.cmem.evicted.Store(0)
 	srv.infoSampler.reset()
 }
 
@@ -435,7 +436,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("expired_time_cap_reached_count", 0)
 		w.int("expire_cycle_cpu_milliseconds", 0)
 		w.int("evicted_keys", t.shard.EvictedKeys)
-		w.int("evicted_clients", 0)
+		w.int("evicted_clients", srv.cmem.evicted.Load())
 		w.int("total_eviction_exceeded_time", 0)
 		w.int("current_eviction_exceeded_time", 0)
 		w.int("keyspace_hits", t.shard.KeyspaceHits)

@@ -106,21 +106,6 @@ func (srv *Server) applyMaxmemory() {
 	}
 }
 
-// memUsage is the memory a client's buffers hold: its own query buffer (and
-// the input it is assembling, when that has outgrown it), its reply buffer
-// and the replies queued in gnet but not yet sent. Redis counts the
-// equivalents in used_memory and mem_clients_normal.
-func (cl *Client) memUsage() int64 {
-	n := cap(cl.ownBuf) + cap(cl.out)
-	if cap(cl.qbuf) > 0 && !within(cl.qbuf, cl.ownBuf) {
-		n += cap(cl.qbuf) // input being assembled beyond ownBuf (onData appends)
-	}
-	if cl.c != nil {
-		n += cl.c.OutboundBuffered()
-	}
-	return int64(n)
-}
-
 // within reports whether b's memory lies inside buf's.
 func within(b, buf []byte) bool {
 	if cap(buf) == 0 {
@@ -131,25 +116,13 @@ func within(b, buf []byte) bool {
 	return p >= lo && p < lo+uintptr(cap(buf))
 }
 
-// accountMem brings Server.clientMem up to date with the client's
-// memUsage. It is called when a batch's replies are written, once a second
-// from the loop's cron (gnet drains queued replies without telling us) and
-// when the client goes.
-func (cl *Client) accountMem() {
-	n := cl.memUsage()
-	if n != cl.memAcct {
-		cl.srv.clientMem.Add(n - cl.memAcct)
-		cl.memAcct = n
-	}
-}
-
 // makeRoom evicts on the shards of mask until each is within its share; it
 // reports false if one cannot be (the command gets -OOM). Clients' buffers
 // count against maxmemory as in Redis (they are part of used_memory), so
 // they come out of every shard's share.
 func (l *Loop) makeRoom(mask uint64) bool {
 	budget := l.srv.shardBudget.Load()
-	if cm := l.srv.clientMem.Load(); cm > 0 && budget > 0 {
+	if cm := l.srv.clientMemTotal(); cm > 0 && budget > 0 {
 		budget -= cm / int64(len(l.srv.shards))
 		if budget < 1 {
 			budget = -1 // the clients alone fill maxmemory: no key fits
@@ -182,7 +155,7 @@ func (l *Loop) makeRoom(mask uint64) bool {
 // usedMemoryEstimate is used_memory from the shards' published figures, for
 // any loop to read.
 func (srv *Server) usedMemoryEstimate() int64 {
-	used := srv.memStartup + srv.clientMem.Load()
+	used := srv.memStartup + srv.clientMemTotal()
 	for _, sh := range srv.shards {
 		used += sh.PublishedMemory()
 	}

@@ -76,11 +76,11 @@ type Server struct {
 	shutdownErr  chan error
 	lastSave     atomic.Int64
 
-	memStartup  int64          // used_memory_startup
-	shardBudget atomic.Int64   // each shard's share of maxmemory; 0: no limit, -1: nothing fits
-	clientMem   atomic.Int64   // clients' retained buffers, as last accounted (memory.go)
-	ps          pubsubRegistry // pub/sub subscriptions (pubsub.go)
-	procs       procs          // GOMAXPROCS policy (procs.go)
+	memStartup  int64           // used_memory_startup
+	shardBudget atomic.Int64    // each shard's share of maxmemory; 0: no limit, -1: nothing fits
+	cmem        serverClientMem // client eviction (clientmem.go)
+	ps          pubsubRegistry  // pub/sub subscriptions (pubsub.go)
+	procs       procs           // GOMAXPROCS policy (procs.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -118,6 +118,7 @@ type Loop struct {
 	rwStep    gnet.Runnable
 	heldCount atomic.Int32 // clients whose replies wait for the log
 	blk       loopBlocking
+	cmem      loopClientMem // its clients' memory (clientmem.go)
 
 	cronRunnable gnet.Runnable
 	timeoutCheck time.Time
@@ -184,6 +185,7 @@ func Run(cfg *Config, log *Logger) error {
 		l.x.Shards = srv.shards
 	}
 	srv.initMemory()
+	srv.initClientEviction() // maxmemory-clients (clientmem.go)
 	if err := srv.initMaxclients(); err != nil {
 		return err
 	}

@@ -1,0 +1,181 @@
+package tests
+
+// maxmemory-clients end to end (Redis 7.0's client eviction): with the
+// clients' total memory over the limit, the biggest clients are
+// disconnected, whatever loop they live on, while small clients and a
+// CLIENT NO-EVICT client stay.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// clientLine is the CLIENT LIST line of the client named name, "" if none.
+func clientLine(t *testing.T, c *redis.Client, name string) string {
+	t.Helper()
+	list, err := c.ClientList(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(list, "\n") {
+		if strings.Contains(l, " name="+name+" ") {
+			return l
+		}
+	}
+	return ""
+}
+
+func clientField(line, field string) string {
+	for _, f := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(f, field+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestClientEviction(t *testing.T) {
+	t.Run("appendonly no", func(t *testing.T) { testClientEviction(t) })
+	// Under always, replies wait for the log: an evicted client may have
+	// some held.
+	t.Run("appendfsync always", func(t *testing.T) {
+		testClientEviction(t, "--appendonly", "yes", "--appendfsync", "always")
+	})
+}
+
+func testClientEviction(t *testing.T, args ...string) {
+	s := startServer(t, append([]string{"--shards", "4"}, args...)...)
+	ctx := context.Background()
+	ctl := s.clientWith(t, func(o *redis.Options) {
+		o.PoolSize = 1
+		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+			return cn.Do(ctx, "client", "no-evict", "on").Err()
+		}
+	})
+	if err := ctl.Do(ctx, "config", "set", "maxmemory-clients", "1mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Small clients, spread over the loops (connections are dealt round
+	// robin), each with a name to find it by.
+	var small []*rawConn
+	for i := 0; i < 8; i++ {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", fmt.Sprintf("small%d", i)), "+OK\r\n")
+		small = append(small, rc)
+	}
+
+	// A protected client with a 500 KB argument on its way (its query
+	// buffer is sized for all of it at once, as Redis's is), then one more
+	// without protection with a 600 KB argument: together they are over
+	// the limit, and the unprotected one is the biggest that may go.
+	prot := s.raw(t)
+	prot.do(resp("client", "setname", "protected"), "+OK\r\n")
+	prot.do(resp("client", "no-evict", "on"), "+OK\r\n")
+	prot.write(fmt.Sprintf("*3\r\n$3\r\nset\r\n$1\r\np\r\n$%d\r\n%s", 500<<10, strings.Repeat("v", 400<<10)))
+	waitFor(t, "protected client's query buffer", func() bool {
+		return clientField(clientLine(t, ctl, "protected"), "qbuf") == fmt.Sprint(400<<10)
+	})
+	big := s.raw(t)
+	big.do(resp("client", "setname", "bigq"), "+OK\r\n")
+	big.write(fmt.Sprintf("*3\r\n$3\r\nset\r\n$1\r\nb\r\n$%d\r\n%s", 600<<10, strings.Repeat("v", 300<<10)))
+	big.expectClosed()
+	if clientLine(t, ctl, "bigq") != "" {
+		t.Fatal("the client with the big query buffer is still listed")
+	}
+	line := clientLine(t, ctl, "protected")
+	if line == "" || !strings.Contains(clientField(line, "flags"), "e") {
+		t.Fatalf("protected client gone or without the e flag: %q", line)
+	}
+
+	// A client that reads none of its replies: its output piles up in the
+	// server until it is the biggest and goes.
+	if err := ctl.SetRange(ctx, "k", 200000, "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	out := s.raw(t)
+	out.do(resp("client", "setname", "bigout"), "+OK\r\n")
+	deadline := time.Now().Add(10 * time.Second)
+	for clientLine(t, ctl, "bigout") != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("client with unread replies not evicted: %s", clientLine(t, ctl, "bigout"))
+		}
+		_ = out.c.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := out.c.Write([]byte(strings.Repeat(resp("get", "k"), 10))); err != nil {
+			break // closed by the server
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitFor(t, "bigout to leave CLIENT LIST", func() bool { return clientLine(t, ctl, "bigout") == "" })
+
+	// The small clients are all there and working; the protected one still
+	// holds its input and finishes its command.
+	for i, rc := range small {
+		rc.do(resp("ping"), "+PONG\r\n")
+		if clientLine(t, ctl, fmt.Sprintf("small%d", i)) == "" {
+			t.Fatalf("small%d not listed", i)
+		}
+	}
+	prot.write(strings.Repeat("v", 100<<10) + "\r\n")
+	prot.expect("+OK\r\n")
+	if n, err := ctl.StrLen(ctx, "p").Result(); err != nil || n != 500<<10 {
+		t.Fatalf("STRLEN p = %d, %v", n, err)
+	}
+	stats := memInfo(t, ctl)
+	if stats["evicted_clients"] != 2 {
+		t.Fatalf("evicted_clients = %d, want 2", stats["evicted_clients"])
+	}
+	if n := strings.Count(s.log.String(), "Evicting client: "); n != 2 {
+		t.Fatalf("%d 'Evicting client' log lines, want 2", n)
+	}
+
+	// The protected client's buffer is let go by the cron once its peak
+	// is past.
+	waitFor(t, "the protected client's query buffer to shrink", func() bool {
+		var n int
+		fmt.Sscan(clientField(clientLine(t, ctl, "protected"), "tot-mem"), &n)
+		return n > 0 && n < 64<<10
+	})
+
+	// Lowering the limit evicts at once, before CONFIG SET replies.
+	big2 := s.raw(t)
+	big2.do(resp("client", "setname", "big2"), "+OK\r\n")
+	big2.write(fmt.Sprintf("*2\r\n$4\r\necho\r\n$%d\r\n%s", 400<<10, strings.Repeat("v", 300<<10)))
+	waitFor(t, "big2's query buffer", func() bool {
+		return clientField(clientLine(t, ctl, "big2"), "qbuf") == fmt.Sprint(300<<10)
+	})
+	if err := ctl.Do(ctx, "config", "set", "maxmemory-clients", "2mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if clientLine(t, ctl, "big2") == "" {
+		t.Fatal("big2 evicted under a 2mb limit")
+	}
+	if err := ctl.Do(ctx, "config", "set", "maxmemory-clients", "300kb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if l := clientLine(t, ctl, "big2"); l != "" {
+		t.Fatalf("big2 still listed after CONFIG SET: %s", l)
+	}
+	for _, rc := range small {
+		rc.do(resp("ping"), "+PONG\r\n")
+	}
+	if got := ctl.ConfigGet(ctx, "maxmemory-clients").Val()["maxmemory-clients"]; got != "307200" {
+		t.Fatalf("CONFIG GET maxmemory-clients = %q", got)
+	}
+}
+
+// waitFor polls cond for up to 5 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
