@@ -25,7 +25,11 @@ package server
 //     (first blocked, first served), and two clients that block at almost
 //     the same moment from different loops are served in the order their
 //     loops read them rather than in the order their hops happened to
-//     arrive, which is the order a single-threaded Redis would use.
+//     arrive, which is the order a single-threaded Redis would use. (What
+//     no loop can see is when the kernel received the bytes: a loop whose
+//     thread wakes late reads late, so two blocks sent microseconds apart
+//     on connections of different loops, with nothing observed between
+//     them, may still be served in either order.)
 //   - The client's home loop marks it blocked (Client.blocked): its later
 //     input queues, unparsed, exactly as while a hop is out (order). A
 //     timer (time.AfterFunc) brings the timeout to the home loop.
