@@ -9,12 +9,27 @@ package server
 // shard.Ctx.Block and replies nothing; the loop that ran it — which holds
 // the shards of all its keys — then registers a waiter:
 //
-//   - The waiter is queued, in arrival order, under (db, key) in the
-//     registry of the shard of each key it waits on. A registry is owned
-//     like its shard: by the shard's loop, or by a transaction's executor
-//     that has taken the shard. Registration happens while the command
-//     holds every shard of its keys, so no push can slip in between the
-//     handler's "nothing there" and the registration (no lost wake-up).
+//   - The waiter is queued under (db, key) in the registry of the shard of
+//     each key it waits on. A registry is owned like its shard: by the
+//     shard's loop, or by a transaction's executor that has taken the
+//     shard. Registration happens in the same step as the handler's
+//     "nothing there", while the command holds every shard of its keys, so
+//     no push can slip in between (no lost wake-up), and a client that
+//     INFO or CLIENT LIST shows blocked is in line on all its keys.
+//   - The order of a line. A waiter carries a stamp: the monotonic time at
+//     which its home loop took the command up (sent it to the key's shard,
+//     or ran it there), and a line is kept sorted by stamp. A waiter that
+//     registers before another is stamped before it unless the other was
+//     sent to the shard earlier and arrived later — so a client that
+//     blocks only after seeing another one blocked is always behind it
+//     (first blocked, first served), and two clients that block at almost
+//     the same moment from different loops are served in the order their
+//     loops read them rather than in the order their hops happened to
+//     arrive, which is the order a single-threaded Redis would use. (What
+//     no loop can see is when the kernel received the bytes: a loop whose
+//     thread wakes late reads late, so two blocks sent microseconds apart
+//     on connections of different loops, with nothing observed between
+//     them, may still be served in either order.)
 //   - The client's home loop marks it blocked (Client.blocked): its later
 //     input queues, unparsed, exactly as while a hop is out (order). A
 //     timer (time.AfterFunc) brings the timeout to the home loop.
@@ -48,11 +63,15 @@ package server
 //   - A serve that needs a shard the serving loop does not hold (BLMOVE
 //     whose destination lives on another shard) is claimed and handed home
 //     as a retry: the home loop runs the command again as an ordinary
-//     cross-shard transaction (atomic, contract 3). Ordering guarantee in
-//     that case: the waiter was first in line when the key became ready,
-//     but a command that reaches the source shard before the transaction
-//     may take the element; the retried command then blocks again, at the
-//     end of the queue, with its original deadline.
+//     cross-shard transaction (atomic, contract 3). Until it has run, the
+//     waiter keeps its place and its lines are held: no waiter behind it is
+//     served, since the data is its (Redis would have moved it already).
+//     The transaction holds the shards of all its keys and ends the hold:
+//     if the command blocks again (a command that reached the source shard
+//     first took the element), the new waiter takes the old one's places
+//     with its stamp and deadline; else the old places go and the lines
+//     are served on. A client that goes away or is unblocked before its
+//     retry ran releases the lines itself (releaseLines).
 //
 // Ending without data (on the home loop, which owns the client): a timeout,
 // CLIENT UNBLOCK, or the client going away moves the waiter waiting →
@@ -112,6 +131,10 @@ type waiter struct {
 	db       int
 	proto    int
 	deadline int64 // unix ms, 0: none
+	// stamp orders the waiters of a key: the monotonic time (nanotime) at
+	// which its client's command was taken up on its home loop — sent to
+	// the key's shard, or run there. A retried command keeps its stamp.
+	stamp int64
 
 	state atomic.Int32
 
@@ -217,9 +240,11 @@ func (srv *Server) swapHook(sh *shard.Shard) func(a, b int) {
 
 // block registers the command x just ran, which called Block, on the
 // shards of its keys (all held by the running loop), and returns the waiter.
-func (l *Loop) block(cl *Client, cmd *Cmd, argv [][]byte, x *Exec) *waiter {
+// stamp places it in line (waiter.stamp). prev, if not nil, is the waiter
+// this command is a retry of: the new waiter takes its places in line.
+func (l *Loop) block(cl *Client, cmd *Cmd, argv [][]byte, x *Exec, stamp int64, prev *waiter) *waiter {
 	srv := l.srv
-	w := &waiter{cl: cl, cmd: cmd, db: x.DB, proto: x.Proto, deadline: x.BlockDeadline}
+	w := &waiter{cl: cl, cmd: cmd, db: x.DB, proto: x.Proto, deadline: x.BlockDeadline, stamp: stamp}
 	w.spec = blockingSpecs[cmd.fullName]
 	size := 0
 	for _, a := range argv {
@@ -252,16 +277,98 @@ func (l *Loop) block(cl *Client, cmd *Cmd, argv [][]byte, x *Exec) *waiter {
 			q = &waitQueue{db: w.db, key: string(k)}
 			m[q.key] = q
 		}
-		if len(q.ws) > 0 && q.ws[len(q.ws)-1] == w {
-			continue // BLPOP k k: one place in line is enough
+		if q.insert(w, prev) {
+			r.regs++
 		}
-		q.ws = append(q.ws, w)
-		r.regs++
+	}
+	if prev != nil {
+		l.dropRetry(prev)
 	}
 	w.deliverRun = gnet.RunnableFunc(w.deliver)
 	w.timeoutRun = gnet.RunnableFunc(w.timedOut)
 	srv.blk.clients.Add(1)
 	return w
+}
+
+// insert puts w in line by its stamp and reports whether it added a place.
+// A waiter is in a key's line once (BLPOP k k). If prev (the waiter w is a
+// retry of) is in line, w takes its place instead.
+func (q *waitQueue) insert(w, prev *waiter) bool {
+	i := len(q.ws)
+	for i > 0 && q.ws[i-1].stamp > w.stamp {
+		i--
+	}
+	for j := i - 1; j >= 0 && q.ws[j].stamp == w.stamp; j-- {
+		if q.ws[j] == w {
+			return false
+		}
+	}
+	if prev != nil {
+		for j, o := range q.ws {
+			if o == prev {
+				q.ws[j] = w // the same stamp: the order holds
+				return false
+			}
+		}
+	}
+	q.ws = append(q.ws, nil)
+	copy(q.ws[i+1:], q.ws[i:])
+	q.ws[i] = w
+	return true
+}
+
+// blockRemote runs after a command of a hop or transaction that blocked,
+// or that retried the waiter h.retry (runRemote); it returns the new
+// waiter, or nil if the command did not block.
+func (l *Loop) blockRemote(cl *Client, h *hop, cmd *Cmd, argv [][]byte, x *Exec) *waiter {
+	prev := h.retry
+	h.retry = nil
+	if x.Blocked() {
+		return l.block(cl, cmd, argv, x, h.stamp, prev)
+	}
+	if prev != nil {
+		l.dropRetry(prev)
+	}
+	return nil
+}
+
+// dropRetry ends the places in line of prev, a waiter whose command was
+// retried (it ran again in the transaction this loop executes, which holds
+// the shards of all its keys): they were held for it (serveQueue), so the
+// waiters behind them may be served now. (A retry that blocked again has
+// taken prev's places already: see insert.)
+func (l *Loop) dropRetry(prev *waiter) {
+	prev.state.Store(wCancelled) // stale from now on
+	n := len(l.srv.shards)
+	for _, k := range prev.keys {
+		s := shard.ShardOf(k, n)
+		r := l.srv.blk.regs[s]
+		q := r.dbs[prev.db][string(k)]
+		if q == nil {
+			continue
+		}
+		for j, o := range q.ws {
+			if o == prev {
+				copy(q.ws[j:], q.ws[j+1:])
+				q.ws[len(q.ws)-1] = nil
+				q.ws = q.ws[:len(q.ws)-1]
+				r.regs--
+				break
+			}
+		}
+		r.markReady(q)
+		if len(q.ws) == 0 {
+			delete(r.dbs[prev.db], q.key)
+		}
+	}
+}
+
+// markReady queues q to be served if its key holds a list or sorted set.
+func (r *blockRegistry) markReady(q *waitQueue) {
+	if !q.ready && len(q.ws) > 0 {
+		q.ready = true
+		r.ready = append(r.ready, q)
+	}
 }
 
 // startWait runs on the home loop once the client is blocked on w.
@@ -324,15 +431,20 @@ func (l *Loop) serveQueue(r *blockRegistry, s int, q *waitQueue, held uint64) {
 	key := []byte(q.key)
 	kept := q.ws[:0]
 	i := 0
+loop:
 	for ; i < len(q.ws); i++ {
 		w := q.ws[i]
 		switch w.state.Load() {
-		case wDone, wRetry, wCancelled:
+		case wDone, wCancelled:
 			r.regs--
 			continue // stale
 		case wClaimed:
 			kept = append(kept, w) // another loop is serving it
 			continue
+		case wRetry:
+			// Its command runs again from home as a transaction, and the
+			// data here is its: hold the line until then (dropRetry).
+			break loop
 		}
 		slot := db.Lookup(key)
 		if slot < 0 {
@@ -343,11 +455,11 @@ func (l *Loop) serveQueue(r *blockRegistry, s int, q *waitQueue, held uint64) {
 			continue
 		}
 		if w.serveMask(key, len(srv.shards))&^held != 0 {
-			// It needs a shard this loop does not hold: home runs it again.
-			r.regs--
+			// It needs a shard this loop does not hold: home runs it again,
+			// and it keeps its place (and the line waits) until then.
 			w.state.Store(wRetry)
 			_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
-			continue
+			break
 		}
 		if !l.serveOne(w, key, held) {
 			w.state.Store(wWaiting)
@@ -553,7 +665,8 @@ func (cl *Client) startRetry(w *waiter) {
 	h.need = 0
 	h.buf = h.buf[:0]
 	h.blocked = nil
-	h.add(w.cmd, w.argv, true) // copies the arguments into h.buf
+	h.retry, h.stamp = w, w.stamp // it takes w's places in line
+	h.add(w.cmd, w.argv, true)    // copies the arguments into h.buf
 	target, mask := cl.placementOf(w.cmd, w.argv, len(cl.srv.shards))
 	h.tx = mask != 0
 	h.mask = mask
@@ -577,7 +690,9 @@ func (cl *Client) onCloseBlocked() {
 	if w == nil {
 		return
 	}
-	w.state.CompareAndSwap(wWaiting, wCancelled)
+	if !w.state.CompareAndSwap(wWaiting, wCancelled) && w.state.CompareAndSwap(wRetry, wCancelled) {
+		cl.srv.releaseLines(w) // its retry will not run: the lines it held go on
+	}
 	cl.blocked = nil
 	w.delivered = true
 	if w.timer != nil {
@@ -585,6 +700,26 @@ func (cl *Client) onCloseBlocked() {
 		cl.srv.blk.timed.Add(-1)
 	}
 	cl.srv.blk.clients.Add(-1)
+}
+
+// releaseLines serves, on their shards' loops, the keys whose lines w held
+// for a retry that will not run (w is cancelled: stale).
+func (srv *Server) releaseLines(w *waiter) {
+	n := len(srv.shards)
+	for _, k := range w.keys {
+		s := shard.ShardOf(k, n)
+		l := srv.loops[s]
+		key := string(k)
+		_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			r := srv.blk.regs[s]
+			if q := r.dbs[w.db][key]; q != nil {
+				r.markReady(q)
+				l.serveReady(1 << uint(s))
+				l.endEvent()
+			}
+			return nil
+		}))
+	}
 }
 
 // sweepBlocked drops stale registrations from this loop's shard registry
@@ -603,7 +738,7 @@ func (l *Loop) sweepBlocked(nowMs int64) {
 			kept := q.ws[:0]
 			for _, w := range q.ws {
 				switch w.state.Load() {
-				case wDone, wRetry, wCancelled:
+				case wDone, wCancelled:
 					r.regs--
 				default:
 					kept = append(kept, w)
@@ -646,8 +781,11 @@ func cmdClientUnblock(x *Exec, argv [][]byte) {
 	}
 	w := cl.blocked
 	if !w.state.CompareAndSwap(wWaiting, wCancelled) {
-		x.Int(0)
-		return
+		if !w.state.CompareAndSwap(wRetry, wCancelled) {
+			x.Int(0) // being served
+			return
+		}
+		x.srv.releaseLines(w) // its retry will not run
 	}
 	w.unblockErr = unblockErr
 	w.deadline = 0

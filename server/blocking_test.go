@@ -45,3 +45,40 @@ func TestServeMaskTakesTheReadyKeyAndDestinationOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestWaitQueueKeepsStampOrder(t *testing.T) {
+	mk := func(stamp int64) *waiter { return &waiter{stamp: stamp} }
+	a, b, c, d := mk(5), mk(3), mk(9), mk(7)
+	q := &waitQueue{}
+	for _, w := range []*waiter{a, b, c, d} {
+		if !q.insert(w, nil) {
+			t.Fatalf("insert of stamp %d added no place", w.stamp)
+		}
+	}
+	if q.insert(b, nil) {
+		t.Errorf("a waiter got a second place in one line (BLPOP k k)")
+	}
+	order := func() []int64 {
+		var s []int64
+		for _, w := range q.ws {
+			s = append(s, w.stamp)
+		}
+		return s
+	}
+	if got := order(); len(got) != 4 || got[0] != 3 || got[1] != 5 || got[2] != 7 || got[3] != 9 {
+		t.Fatalf("line %v, want [3 5 7 9]", got)
+	}
+	// A retry of d (same stamp) takes d's place instead of a new one.
+	d2 := mk(7)
+	if q.insert(d2, d) {
+		t.Errorf("the retry added a place")
+	}
+	if q.ws[2] != d2 || len(q.ws) != 4 {
+		t.Errorf("the retry did not take its first place: %v", order())
+	}
+	// A retry whose old place is gone (released) is put in line by stamp.
+	e := mk(4)
+	if !q.insert(e, mk(4)) || q.ws[1] != e {
+		t.Errorf("a retry without its old place: line %v", order())
+	}
+}

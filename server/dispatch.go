@@ -73,8 +73,12 @@ type hop struct {
 	parked []int  // transaction: loops parked so far, released by the executor
 	need   uint64 // log position the replies wait for (persist.go)
 	// blocked is the waiter of the run's last command when it blocked
-	// (blocking.go); the run's other commands came before it.
+	// (blocking.go); the run's other commands came before it. stamp is
+	// that command's place in line if it blocks, and retry the waiter it
+	// runs again (blocking.go).
 	blocked *waiter
+	stamp   int64
+	retry   *waiter
 
 	// CLIENT REPLY OFF/SKIP: drop every reply of the run, or the first one.
 	dropAll, dropFirst bool
@@ -212,7 +216,7 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	h.tx = mask != 0
 	h.mask = mask
 	h.need = 0
-	h.blocked = nil
+	h.blocked, h.retry = nil, nil
 	h.target = target
 	h.buf = h.buf[:0]
 	h.add(cmd, argv, data[pos] != '*')
@@ -237,6 +241,9 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		}
 		h.add(cmd2, argv2, data[pos] != '*')
 		pos += n2
+	}
+	if h.cmds[len(h.cmds)-1].flags&flagBlocking != 0 {
+		h.stamp = nanotime() // its place in line (blocking.go)
 	}
 	cl.parser.Reset()
 	// The run's bytes are consumed (CLIENT LIST's qbuf counts them once, also
@@ -459,8 +466,8 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 		}
 		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
 		l.call(x, cmd, h.argv[i])
-		if x.Blocked() {
-			h.blocked = l.block(cl, cmd, h.argv[i], x) // the run's last command
+		if x.Blocked() || h.retry != nil {
+			h.blocked = l.blockRemote(cl, h, cmd, h.argv[i], x) // the run's last command
 		}
 		l.serveReady(mask) // blocked clients first (blocking.go)
 		if persisting {
@@ -504,7 +511,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 	}
 	l.call(x, cmd, argv)
 	if x.Blocked() {
-		cl.startWait(l.block(cl, cmd, argv, x))
+		cl.startWait(l.block(cl, cmd, argv, x, nanotime(), nil))
 	}
 	l.serveReady(1 << uint(l.id)) // blocked clients first (blocking.go)
 	l.sh.NoTouch = false
