@@ -73,14 +73,17 @@ func TestMaxmemoryAllkeysLRU(t *testing.T) {
 	if m["evicted_keys"] == 0 || n+m["evicted_keys"] != 150_000 {
 		t.Errorf("%d keys left, %d evicted, of 150000 written", n, m["evicted_keys"])
 	}
-	// The most recently written keys are the ones kept.
+	// The most recently written keys are the ones kept. The LRU clock has
+	// Redis's one-second resolution, so keys written in the same second as
+	// the last ones tie with them and a few of those go too; random
+	// eviction would keep about a third.
 	recent := 0
 	for i := 149_000; i < 150_000; i++ {
 		if c.Exists(context.Background(), fmt.Sprintf("k:%d", i)).Val() == 1 {
 			recent++
 		}
 	}
-	if recent < 990 {
+	if recent < 950 {
 		t.Errorf("only %d of the last 1000 keys written are still there", recent)
 	}
 	t.Logf("used_memory %d (limit %d), rss %d, %d keys, %d evicted", m["used_memory"], limit, m["used_memory_rss"], n, m["evicted_keys"])
@@ -132,10 +135,15 @@ func TestEvictionIsLogged(t *testing.T) {
 	if errs := fill(t, c, "k", 80_000); len(errs) > 0 {
 		t.Fatalf("writes failed: %v", errs)
 	}
-	before, _ := c.DBSize(context.Background()).Result()
 	if ev := memInfo(t, c)["evicted_keys"]; ev == 0 {
 		t.Fatal("nothing was evicted")
 	}
+	// Lift the limit before counting: the cron may still evict a few keys
+	// while memory settles (client buffers are freed or trimmed later).
+	if err := c.ConfigSet(context.Background(), "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := c.DBSize(context.Background()).Result()
 	s.stop()
 	s = startServerIn(t, dir, "--shards", "2", "--appendonly", "yes")
 	c = s.client(t, 2)
