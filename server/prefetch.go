@@ -7,12 +7,16 @@ import "github.com/redshard/redshard/shard"
 // and their lookups' cache lines are loaded together, so that the commands
 // then run out of the cache instead of waiting for memory one at a time.
 
-// prefetch scans the multibulk commands at the start of data and, when
-// there are at least two, warms the lookups of the keys (second arguments)
+// prefetch scans the multibulk commands at the start of data and, when the
+// client's database is big and there are at least two, warms the lookups of the keys (second arguments)
 // that live on this loop's shard. It returns how many bytes it looked at,
 // so that the caller does not scan them again.
 func (cl *Client) prefetch(data []byte) int {
 	l := cl.loop
+	if cl.db >= len(l.sh.DBs) || !l.sh.DBs[cl.db].PrefetchWorth() {
+		return len(data) // a small database stays in the caches anyway
+	}
+	db := l.sh.DBs[cl.db]
 	keys := l.pfKeys[:0]
 	pos := 0
 	for len(keys) < shard.PrefetchMax {
@@ -25,8 +29,8 @@ func (cl *Client) prefetch(data []byte) int {
 			keys = append(keys, key)
 		}
 	}
-	if len(keys) >= 2 && cl.db < len(l.sh.DBs) {
-		l.pfSink += l.sh.DBs[cl.db].Prefetch(keys)
+	if len(keys) >= 2 {
+		l.pfSink += db.Prefetch(keys)
 	}
 	l.pfKeys = keys[:0]
 	return pos

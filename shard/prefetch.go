@@ -3,6 +3,15 @@ package shard
 // PrefetchMax is how many keys one Prefetch call warms.
 const PrefetchMax = 16
 
+// prefetchMinWords is the index size from which prefetching pays: below it
+// (fewer than about 48k keys) the index and entries stay in the caches, and
+// the scan for keys would be pure cost.
+const prefetchMinWords = 1 << 16
+
+// PrefetchWorth reports whether the database is big enough for Prefetch to
+// pay for the scan that finds the keys.
+func (db *DB) PrefetchWorth() bool { return len(db.index.words) >= prefetchMinWords }
+
 // Prefetch warms the cache lines that lookups of keys are about to touch,
 // for a pipelined batch that is about to run. A lookup is three dependent
 // random loads (index word, entry, key bytes); done one command at a time,
