@@ -5,10 +5,12 @@ import (
 	"testing"
 )
 
-// A released mapping comes back zeroed for the next request of its size.
+// A released mapping comes back zeroed for the next request of its size
+// (two huge pages: single ones come from the prefaulted queue first).
 func TestBigMemReuseIsZeroed(t *testing.T) {
-	b := allocBig(bigPageSize)
-	if len(b) != bigPageSize {
+	const n = 2 * bigPageSize
+	b := allocBig(n)
+	if len(b) != n {
 		t.Fatalf("len %d", len(b))
 	}
 	for i := range b {
@@ -16,7 +18,7 @@ func TestBigMemReuseIsZeroed(t *testing.T) {
 	}
 	mappedHere := isMapped(b)
 	freeBig(b)
-	c := allocBig(bigPageSize)
+	c := allocBig(n)
 	if mappedHere && &c[0] != &b[0] {
 		t.Fatalf("a released mapping was not reused")
 	}
@@ -26,6 +28,18 @@ func TestBigMemReuseIsZeroed(t *testing.T) {
 		}
 	}
 	freeBig(c)
+	// Single huge pages, prefaulted or not, are zeroed too, also after a
+	// release went back to the pool the prefaulter draws from.
+	for round := 0; round < 8; round++ {
+		p := allocBig(bigPageSize)
+		for i := 0; i < len(p); i += 4096 {
+			if p[i] != 0 {
+				t.Fatalf("round %d: byte %d of a huge page is %#x", round, i, p[i])
+			}
+			p[i] = 0xCD
+		}
+		freeBig(p)
+	}
 	// Go heap memory (any size that is not a multiple of a huge page) is
 	// left alone by freeBig.
 	h := allocBig(100)
