@@ -291,28 +291,5 @@ func appendRepr(b []byte, s string) []byte {
 	if !needs {
 		return append(b, s...)
 	}
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c < 0x20 || c > 0x7e {
-				b = append(b, fmt.Sprintf("\\x%02x", c)...)
-			} else {
-				b = append(b, c)
-			}
-		}
-	}
-	return append(b, '"')
+	return resp.AppendRepr(b, s)
 }

@@ -603,3 +603,34 @@ func parseInt(s []byte) (int64, bool) {
 	}
 	return int64(v), true
 }
+
+// AppendRepr appends s as Redis's sdscatrepr quotes it, the form SplitArgs
+// reads back: double quotes, \\ \" \n \r \t \a \b escaped, other bytes
+// outside 0x20-0x7e as \xHH (lowercase).
+func AppendRepr[T string | []byte](b []byte, s T) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\a':
+			b = append(b, '\\', 'a')
+		case '\b':
+			b = append(b, '\\', 'b')
+		default:
+			if c >= 0x20 && c <= 0x7e {
+				b = append(b, c)
+			} else {
+				b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
+			}
+		}
+	}
+	return append(b, '"')
+}

@@ -768,3 +768,19 @@ func BenchmarkParserPipeline(b *testing.B) {
 		}
 	}
 }
+
+func TestAppendReprRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "plain", "a b", "q\"uo\\te", "\n\r\t\a\b", "\x00\x7f\xff", "é"} {
+		got := string(AppendRepr(nil, s))
+		if got != string(AppendRepr(nil, []byte(s))) {
+			t.Fatalf("string and []byte forms differ for %q", s)
+		}
+		args, ok := SplitArgs(got)
+		if !ok || len(args) != 1 || args[0] != s {
+			t.Errorf("SplitArgs(AppendRepr(%q)) = %q, %v", s, args, ok)
+		}
+	}
+	if got := string(AppendRepr(nil, "a\"b\\c\n\x01\xff")); got != `"a\"b\\c\n\x01\xff"` {
+		t.Errorf("AppendRepr = %s", got)
+	}
+}

@@ -1976,36 +1976,7 @@ func cfgSplitArgs(line string) ([]string, bool) { return resp.SplitArgs(line) }
 
 // cfgRepr is Redis's sdscatrepr: a double quoted, escaped representation
 // that cfgSplitArgs parses back.
-func cfgRepr(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c >= 0x20 && c <= 0x7e {
-				b.WriteByte(c)
-			} else {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func cfgRepr(s string) string { return string(resp.AppendRepr(nil, s)) }
 
 // cfgMemToULL is Redis's memtoull: digits followed by an optional unit
 // (b, k=1000, kb=1024, m, mb, g, gb; case-insensitive). As in Redis the

@@ -110,7 +110,7 @@ func (cl *Client) onData(data []byte) {
 				first = first[c:]
 			}
 			first = first[:min(len(first), 64)]
-			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)", cl.infoLine(), appendRepr(nil, first))
+			cl.srv.log.Warningf("Closing client that reached max query buffer length: %s (qbuf initial bytes: %s)", cl.infoLine(), resp.AppendRepr(nil, first))
 			cl.closeNow()
 			cl.flush() // closes it (once a hop in flight is back)
 			return

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/resp"
 )
 
 var monitorCommands = []serverCmd{
@@ -150,40 +151,10 @@ func monitorLine(b []byte, now time.Time, db int, cl *Client, argv [][]byte, red
 		if isRedacted(redact, j) {
 			a = []byte(redactedArg)
 		}
-		b = appendRepr(b, a)
+		b = resp.AppendRepr(b, a)
 		if j != len(argv)-1 {
 			b = append(b, ' ')
 		}
 	}
 	return append(b, "\r\n"...)
-}
-
-// appendRepr is Redis's sdscatrepr: a quoted string with \\ \" \n \r \t
-// \a \b escaped, other non-printable bytes as \xHH.
-func appendRepr(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, c := range s {
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c >= 0x20 && c < 0x7f {
-				b = append(b, c)
-			} else {
-				b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
-			}
-		}
-	}
-	return append(b, '"')
 }
