@@ -88,7 +88,8 @@ func TestConcurrentProducersShareFsyncs(t *testing.T) {
 // TestWriteNow: under everysec a producer that submits quietly and calls
 // WriteNow finds its batch written when WriteNow returns true; several
 // producers doing so while the writer goroutine runs rounds too keep every
-// batch, in sequence order; under always WriteNow never writes; and a write
+// batch, in sequence order; under always WriteNow writes and fsyncs unless
+// the disk is slow; and a write
 // error met by WriteNow hands the retries to the writer goroutine, which
 // writes the batch once the disk recovers.
 func TestWriteNow(t *testing.T) {
@@ -148,13 +149,29 @@ func TestWriteNow(t *testing.T) {
 			t.Fatalf("%d records loaded, want 800", count)
 		}
 	})
-	t.Run("always: never inline", func(t *testing.T) {
+	t.Run("always: inline with its fsync while the disk is fast", func(t *testing.T) {
 		l := mustOpen(t, testOptions(t.TempDir(), FsyncAlways))
 		p := l.NewProducer()
 		p.Append(0, args("SET", "k", "v"))
 		seq := p.SubmitQuiet()
+		before := l.Stats().Fsyncs
+		if !l.WriteNow() {
+			t.Fatal("WriteNow did not write under always with an idle writer")
+		}
+		if l.Durable() < seq || l.Written() < seq {
+			t.Fatalf("WriteNow returned with batch %d not durable (durable %d)", seq, l.Durable())
+		}
+		if got := l.Stats().Fsyncs - before; got != 1 {
+			t.Fatalf("%d fsyncs for the inline round, want 1", got)
+		}
+		// A slow disk: the loop must not stall on it.
+		l.wmu.Lock()
+		l.gth.fsyncAvg = int64(2 * inlineFsyncMax)
+		l.wmu.Unlock()
+		p.Append(0, args("SET", "k", "w"))
+		seq = p.SubmitQuiet()
 		if l.WriteNow() {
-			t.Fatal("WriteNow wrote under always")
+			t.Fatal("WriteNow fsynced inline with a smoothed fsync time over inlineFsyncMax")
 		}
 		l.Signal()
 		waitFor(t, "durable", func() bool { return l.Durable() >= seq })
