@@ -3,9 +3,9 @@
 //
 // It owns the AOF folder: the manifest, the base and incremental files, the
 // one writer goroutine that appends to the current incremental file and the
-// syncer that fsyncs it under everysec. It never blocks an event loop:
-// Producer.Append and Producer.Submit do no I/O and take no lock but one
-// mutex per batch. It knows nothing of commands beyond MULTI, EXEC and
+// syncer that fsyncs it under everysec. Producer.Append and Producer.Submit
+// do no I/O and take no lock but one mutex per batch; an event loop does
+// I/O only when it asks to (Log.WriteNow, below). It knows nothing of commands beyond MULTI, EXEC and
 // SELECT; what to log (Redis's propagation: PXAT, SET ... KEEPTTL, DEL for
 // expired keys) is the server's business, as is holding replies.
 //
@@ -90,7 +90,15 @@
 // fdatasync once a second; under "no" nothing is fsynced before Close. A
 // failed write or fsync sets Err, reports the group's sequences through
 // OnFailed, fails later submissions fast, and retries the kept group with
-// backoff after cutting the file back to its last whole group. writer.go
+// backoff after cutting the file back to its last whole group.
+//
+// An event loop that ends its poll round while no round is under way may
+// run the round itself (Log.WriteNow): under "everysec" and "no" the
+// write(2), under "always" the write and the fdatasync too, as Redis does
+// in beforeSleep — unless the smoothed fsync time is over 2 ms, when a slow
+// disk would stall the loop's reads and the writer goroutine keeps the
+// rounds. It is still one round at a time, draining every shard: the role
+// of the one writer moves, the single fsync per group stays. writer.go
 // states the protocol in full: positions, who signals whom, the rewrite
 // barrier, what an error does.
 //
