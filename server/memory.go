@@ -32,7 +32,8 @@ import (
 // GOGC is 25 instead of 100 — heap growth between collections, which shows
 // as RSS, is a quarter of the live heap instead of all of it (200k hashes
 // of 10 fields: 499 RSS bytes per key at 100, 397 at 25; SET/GET -P 16
-// throughput unchanged within noise). A GOGC in the environment wins.
+// throughput unchanged within noise); a small heap gets at least 16 MiB
+// of headroom (gctune.go). A GOGC in the environment wins.
 //
 // With maxmemory set, the runtime's soft
 // memory limit (GOMEMLIMIT) is maxmemory plus a quarter plus 16 MiB, so garbage is
@@ -50,7 +51,7 @@ func (srv *Server) initMemory() {
 		srv.memStartup = int64(s[0].Value.Uint64())
 	}
 	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(25)
+		startGCTuner() // GOGC 25, with a floor of headroom (gctune.go)
 	}
 	srv.applyMaxmemory()
 	srv.cfg.OnChange("maxmemory", func() {
