@@ -94,10 +94,10 @@
 //
 // An event loop that ends its poll round while no round is under way may
 // run the round itself (Log.WriteNow): under "everysec" and "no" the
-// write(2), under "always" the write and the fdatasync too, as Redis does
-// in beforeSleep — unless the smoothed fsync time is over 2 ms, when a slow
-// disk would stall the loop's reads and the writer goroutine keeps the
-// rounds. It is still one round at a time, draining every shard: the role
+// write(2); under "always", when it is the only producer (one shard), the
+// write and the fdatasync too, as Redis does in beforeSleep — unless the
+// smoothed fsync time is over 2 ms, when a slow disk would stall the
+// loop's reads and the writer goroutine keeps the rounds. It is still one round at a time, draining every shard: the role
 // of the one writer moves, the single fsync per group stays. writer.go
 // states the protocol in full: positions, who signals whom, the rewrite
 // barrier, what an error does.

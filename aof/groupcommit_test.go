@@ -88,8 +88,8 @@ func TestConcurrentProducersShareFsyncs(t *testing.T) {
 // TestWriteNow: under everysec a producer that submits quietly and calls
 // WriteNow finds its batch written when WriteNow returns true; several
 // producers doing so while the writer goroutine runs rounds too keep every
-// batch, in sequence order; under always WriteNow writes and fsyncs unless
-// the disk is slow; and a write
+// batch, in sequence order; under always WriteNow writes and fsyncs for a
+// lone producer unless the disk is slow; and a write
 // error met by WriteNow hands the retries to the writer goroutine, which
 // writes the batch once the disk recovers.
 func TestWriteNow(t *testing.T) {
@@ -164,6 +164,16 @@ func TestWriteNow(t *testing.T) {
 		if got := l.Stats().Fsyncs - before; got != 1 {
 			t.Fatalf("%d fsyncs for the inline round, want 1", got)
 		}
+		// A second producer (a second shard): the shared writer fsyncs.
+		p2 := l.NewProducer()
+		p2.Append(0, args("SET", "k2", "v"))
+		seq = p2.SubmitQuiet()
+		if l.WriteNow() {
+			t.Fatal("WriteNow fsynced inline under always with two producers")
+		}
+		l.Signal()
+		waitFor(t, "durable", func() bool { return l.Durable() >= seq })
+		l.producers.Store(1)
 		// A slow disk: the loop must not stall on it.
 		l.wmu.Lock()
 		l.gth.fsyncAvg = int64(2 * inlineFsyncMax)

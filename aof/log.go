@@ -114,6 +114,9 @@ type Log struct {
 	// submitted counts the commands submitted so far (changed under mu);
 	// gth is the writer's gathering of a group under always (gather.go).
 	submitted atomic.Uint64
+	// producers counts NewProducer calls: under always only a lone
+	// producer's loop fsyncs its own rounds (WriteNow).
+	producers atomic.Int32
 	gth       gatherState
 
 	stats struct {

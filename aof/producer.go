@@ -19,6 +19,7 @@ type Producer struct {
 
 // NewProducer returns a producer for one event loop.
 func (l *Log) NewProducer() *Producer {
+	l.producers.Add(1)
 	return &Producer{l: l, firstDB: -1, db: -1}
 }
 
