@@ -28,10 +28,9 @@ import (
 // longer, only where there is garbage; pointer-free data off the heap (the
 // keyspace, strings) makes none of this. A GOGC in the environment wins.
 const (
-	gcFloor      = 16 << 20
-	gcBasePct    = 25
-	gcMaxPct     = 1000
-	gcSampleName = "/gc/heap/live:bytes"
+	gcFloor   = 16 << 20
+	gcBasePct = 25
+	gcMaxPct  = 1000
 )
 
 type gcTuner struct {
@@ -49,7 +48,7 @@ var gcTunerOnce sync.Once
 // process: servers started again in one process share it).
 func startGCTuner() {
 	gcTunerOnce.Do(func() {
-		t := &gcTuner{sample: []metrics.Sample{{Name: gcSampleName}}}
+		t := &gcTuner{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 		t.pct.Store(gcBasePct)
 		debug.SetGCPercent(gcBasePct)
 		t.arm()
