@@ -1,19 +1,26 @@
 package shard
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 )
 
 // Big, pointer-free arrays of the keyspace — slab pages, index tables and
-// entry chunks — live outside the Go heap, in anonymous mappings that ask
-// the kernel for 2 MiB pages.
+// entry chunks — live outside the Go heap, in anonymous mappings that the GC
+// never sees and so never accounts for.
 //
-// Why: a key lookup walks three arrays at random (index word, entry, key
-// bytes). With 4 KiB pages over a few hundred MiB, nearly every one of
-// those loads also misses the TLB, and on a virtual machine a TLB miss is a
-// two-level page walk. Huge pages cut the walks, and memory the GC never
-// sees costs it nothing to account for either.
+// Index tables bigger than 2 MiB ask the kernel for huge pages: a lookup
+// probes the index at random, and with 4 KiB pages over a few hundred MiB
+// nearly every probe also misses the TLB (on a virtual machine a TLB miss is
+// a two-level page walk). Slab pages and entry chunks, which grow one 2 MiB
+// page at a time as keys are added, keep 4 KiB pages: the first touch of a
+// fresh huge page zeroes 2 MiB in one fault, and on the VM this was measured
+// on that fault took 5.6-6.4 ms (against 0.7-1.0 ms for the same 2 MiB in
+// 4 KiB pages). A loop that waits for it stalls every client for as long,
+// which put SET's p99.9 with 5M keys at 6.7-6.9 ms against redis-server's
+// 0.9-2.7 ms; with 4 KiB pages it was 1.3-1.8 ms, for about 5% more CPU per
+// GET at -P 16. (Redis turns THP off for itself for the same reason.)
 //
 // Mappings are never unmapped: a released one has its pages dropped
 // (MADV_DONTNEED, so RSS falls at once) and waits in a pool for the next
@@ -28,14 +35,16 @@ var bigPool struct {
 	free map[int][][]byte
 }
 
-// bigReady holds huge pages already faulted in by a background goroutine
-// (prefault), so that the loops never take a page fault on a fresh huge
-// page: with THP's "madvise" defrag setting that fault may compact memory
-// synchronously, and SETs that hit it took 6-13 ms where they took well
-// under 2 ms on Go heap pages (slowlog, 5M keys, SET -P 1).
+// bigReady holds pages already faulted in by a background goroutine
+// (prefault), so that the loops take no page faults when the keyspace grows.
 var bigReady = make(chan []byte, 2)
 
 var prefaultOnce sync.Once
+
+// prefaultStep is how much prefault faults in before it lets a loop that
+// shares its P run: 16 faults of 4 KiB, tens of microseconds. (With one
+// shard GOMAXPROCS is 1, and a fault cannot be preempted.)
+const prefaultStep = 64 << 10
 
 // prefault keeps bigReady full: pooled pages first, else new mappings, each
 // touched once per 4 KiB page (a write of the zero they already hold).
@@ -46,6 +55,9 @@ func prefault() {
 			return // mapping failed: the loops fall back on their own
 		}
 		for i := 0; i < len(b); i += 4096 {
+			if i%prefaultStep == 0 && i > 0 {
+				runtime.Gosched()
+			}
 			b[i] = 0
 		}
 		bigReady <- b
@@ -70,7 +82,7 @@ func takeBig(n int) []byte {
 }
 
 // allocBig returns n zeroed bytes: a mapping when n is a multiple of
-// bigPageSize (one huge page comes prefaulted), else (or when mapping
+// bigPageSize (a single page comes prefaulted), else (or when mapping
 // fails) Go heap memory.
 func allocBig(n int) []byte {
 	if n == bigPageSize {

@@ -102,11 +102,11 @@ func newDB(sh *Shard, id int) *DB {
 	return &DB{ID: id, sh: sh, free: -1}
 }
 
-// chunkBytes is the size of a chunk of entries; a huge page holds several.
+// chunkBytes is the size of a chunk of entries; a 2 MiB page holds several.
 const chunkBytes = chunkSize * int(unsafe.Sizeof(entry{}))
 
 // newChunk returns a zeroed chunk of entries. The first comes from the Go
-// heap (most databases stay small); later ones are carved from huge pages
+// heap (most databases stay small); later ones are carved from 2 MiB pages
 // (bigmem.go).
 func (db *DB) newChunk() []entry {
 	if len(db.chunks) == 0 {

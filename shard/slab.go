@@ -33,7 +33,7 @@ type slabClass struct {
 
 const (
 	hugeClass  = 127
-	pageSize   = bigPageSize // a full page is one huge page (bigmem.go)
+	pageSize   = bigPageSize // a full page is one 2 MiB mapping (bigmem.go)
 	maxClassSz = 64 << 10
 )
 
