@@ -391,8 +391,8 @@ func (md *zModel) checkAgainst(t *testing.T, z *zset, step int) {
 		return
 	}
 	if z.sl != nil {
-		if got := z.sl.checkTreap(z.sl.root, ^uint32(0)); got != n {
-			t.Fatalf("step %d: treap holds %d elements, want %d", step, got, n)
+		if got, err := z.sl.checkTree(); err != nil || got != n {
+			t.Fatalf("step %d: tree holds %d elements, want %d (%v)", step, got, n, err)
 		}
 	}
 	it := z.iter(0, false)
@@ -896,20 +896,134 @@ func TestZreplyScoreIsAddReplyDouble(t *testing.T) {
 	}
 }
 
-// checkTreap checks the treap's invariants below t — every subtree's size
-// is right and no child outranks its parent's priority (max) — and returns
-// the subtree's size, or -1.
-func (s *zskip) checkTreap(t int32, max uint32) int {
-	if t < 0 {
-		return 0
+// checkTree checks the B+ tree's invariants and returns how many elements
+// it holds, or an error: every node but the root holds 1..btMax-1 entries,
+// every inner entry has its child's count and last element, the leaves are
+// all at one depth, in order, and linked both ways in that order, and no
+// two neighbouring children of a node would fit in half a node together.
+func (s *zskip) checkTree() (int, error) {
+	if s.root < 0 {
+		if s.first != -1 || s.lastLeaf != -1 || s.nodesIn != 0 {
+			return 0, fmt.Errorf("empty tree: first %d last %d, %d nodes", s.first, s.lastLeaf, s.nodesIn)
+		}
+		return 0, nil
 	}
-	e := s.e(t)
-	if e.hash > max {
-		return -1
+	var leaves []int32
+	nodes := 0
+	leafDepth := -1
+	var walk func(x int32, depth int) (int, error)
+	walk = func(x int32, depth int) (int, error) {
+		nodes++
+		nd := s.node(x)
+		if nd.n < 1 || nd.n >= btMax {
+			return 0, fmt.Errorf("node %d holds %d entries", x, nd.n)
+		}
+		if nd.leaf {
+			if leafDepth < 0 {
+				leafDepth = depth
+			} else if depth != leafDepth {
+				return 0, fmt.Errorf("leaf %d at depth %d, others at %d", x, depth, leafDepth)
+			}
+			for i := 0; i < int(nd.n); i++ {
+				if nd.key[i] != s.e(nd.id[i]).score {
+					return 0, fmt.Errorf("leaf %d entry %d: score %v, element has %v", x, i, nd.key[i], s.e(nd.id[i]).score)
+				}
+			}
+			leaves = append(leaves, x)
+			return int(nd.n), nil
+		}
+		sum := 0
+		for i := 0; i < int(nd.n); i++ {
+			c := s.node(nd.id[i])
+			got, err := walk(nd.id[i], depth+1)
+			if err != nil {
+				return 0, err
+			}
+			if got != int(nd.cnt[i]) {
+				return 0, fmt.Errorf("node %d entry %d: count %d, child holds %d", x, i, nd.cnt[i], got)
+			}
+			last := c.id[c.n-1]
+			if !c.leaf {
+				last = c.last[c.n-1]
+			}
+			if nd.last[i] != last || nd.key[i] != s.e(last).score {
+				return 0, fmt.Errorf("node %d entry %d: last %d (%v), child's is %d", x, i, nd.last[i], nd.key[i], last)
+			}
+			if i > 0 && s.node(nd.id[i-1]).n+c.n <= btMax/2 {
+				return 0, fmt.Errorf("node %d: children %d and %d hold %d and %d entries", x, i-1, i, s.node(nd.id[i-1]).n, c.n)
+			}
+			sum += got
+		}
+		return sum, nil
 	}
-	l, r := s.checkTreap(e.left, e.hash), s.checkTreap(e.right, e.hash)
-	if l < 0 || r < 0 || int(e.size) != l+r+1 {
-		return -1
+	n, err := walk(s.root, 0)
+	if err != nil {
+		return 0, err
 	}
-	return l + r + 1
+	if nodes != int(s.nodesIn) {
+		return 0, fmt.Errorf("%d nodes in the tree, %d counted", nodes, s.nodesIn)
+	}
+	if s.first != leaves[0] || s.lastLeaf != leaves[len(leaves)-1] {
+		return 0, fmt.Errorf("first/last leaf %d/%d, want %d/%d", s.first, s.lastLeaf, leaves[0], leaves[len(leaves)-1])
+	}
+	for i, x := range leaves {
+		nd := s.node(x)
+		want := int32(-1)
+		if i+1 < len(leaves) {
+			want = leaves[i+1]
+		}
+		if nd.next != want {
+			return 0, fmt.Errorf("leaf %d: next %d, want %d", x, nd.next, want)
+		}
+		want = -1
+		if i > 0 {
+			want = leaves[i-1]
+		}
+		if nd.prev != want {
+			return 0, fmt.Errorf("leaf %d: prev %d, want %d", x, nd.prev, want)
+		}
+	}
+	return n, nil
+}
+
+// TestZsetTreeGrowsAndShrinks takes the skiplist form through a deep tree
+// (20k members, four levels) and back to empty by removals at random, then
+// by rank ranges, checking the tree against the model on the way.
+func TestZsetTreeGrowsAndShrinks(t *testing.T) {
+	cfg := DefaultTunables()
+	z := &zset{}
+	z.convert()
+	md := &zModel{}
+	const n = 20000
+	for i := 0; i < n; i++ {
+		m := "m" + strconv.Itoa(i)
+		score := float64(rand.IntN(1000))
+		z.insert(cfg, []byte(m), score)
+		md.insert(m, score)
+		if i%2500 == 0 {
+			md.checkAgainst(t, z, i)
+		}
+	}
+	md.checkAgainst(t, z, n)
+	for i := 0; len(md.m) > n/2; i++ {
+		j := rand.IntN(len(md.m))
+		if !z.remove([]byte(md.m[j])) {
+			t.Fatalf("remove(%q) found nothing", md.m[j])
+		}
+		md.remove(j)
+		if i%1000 == 0 {
+			md.checkAgainst(t, z, i)
+		}
+	}
+	for len(md.m) > 0 {
+		a := rand.IntN(len(md.m))
+		b := min(len(md.m)-1, a+rand.IntN(300))
+		z.removeRange(a, b)
+		md.m = slices.Delete(md.m, a, b+1)
+		md.s = slices.Delete(md.s, a, b+1)
+		md.checkAgainst(t, z, len(md.m))
+	}
+	if got, err := z.sl.checkTree(); err != nil || got != 0 || z.Len() != 0 {
+		t.Fatalf("after removing everything: %d elements, len %d (%v)", got, z.Len(), err)
+	}
 }

@@ -35,24 +35,30 @@ type zset struct {
 	sl *zskip
 }
 
-// zel is one element of the skiplist form (40 bytes); chunks of 256 of
-// them (10 KB) hold the elements.
+// zel is one element of the skiplist form (32 bytes); chunks of 256 of
+// them (8 KB) hold the elements.
 type zel struct {
-	score       float64
-	chunk, off  uint32 // member bytes: zskip.chunks[chunk][off:off+mlen]
-	mlen        uint32
-	hash        uint32 // low bits of the member's hash; also its treap priority
-	hnext       int32  // next in the hash chain; next free element when free
-	left, right int32  // treap children, -1 for none
-	size        int32  // elements in this subtree; 0 marks a free element
+	score      float64
+	chunk, off uint32 // member bytes: zskip.chunks[chunk][off:off+mlen]
+	mlen       uint32
+	hash       uint32 // low bits of the member's hash
+	hnext      int32  // next in the hash chain; next free element when free
+	used       bool   // false for a free element
 }
 
-// zskip is the skiplist form (a treap, really; the name is Redis's).
+// zskip is the skiplist form (Redis's name): the elements, a hash table
+// from member to element, and a B+ tree in (score, member) order
+// (zbtree.go).
 type zskip struct {
 	el   []*[zelChunk]zel // element t is el[t>>zelChunkBits][t&(zelChunk-1)]
 	nel  int32            // element slots handed out
 	free int32            // head of the free-element list
-	root int32
+
+	// The B+ tree (zbtree.go): nodes in chunks, a free list of nodes, the
+	// root and the first and last leaves (-1 when empty).
+	nodes                  []*[btChunk]btNode
+	nnodes, nfree, nodesIn int32
+	root, first, lastLeaf  int32
 
 	// The member arena: chunks never move; small members are appended to
 	// chunks[cur], longer ones get a chunk of their own.
@@ -80,7 +86,7 @@ func newZskip(hint int) *zskip {
 	for nb < hint {
 		nb <<= 1
 	}
-	s := &zskip{free: -1, root: -1, cur: -1, buckets: make([]int32, nb)}
+	s := &zskip{free: -1, nfree: -1, root: -1, first: -1, lastLeaf: -1, cur: -1, buckets: make([]int32, nb)}
 	for i := range s.buckets {
 		s.buckets[i] = -1
 	}
@@ -210,18 +216,7 @@ func (z *zset) rank(m []byte) (int, bool) {
 // false for a prefix of the order and true for the rest (n if none).
 func (z *zset) search(pred func(score float64, m []byte) bool) int {
 	if z.sl != nil {
-		s := z.sl
-		r := 0
-		for t := s.root; t >= 0; {
-			e := s.e(t)
-			if pred(e.score, s.mem(t)) {
-				t = e.left
-			} else {
-				r += s.sz(e.left) + 1
-				t = e.right
-			}
-		}
-		return r
+		return z.sl.search(pred)
 	}
 	return sort.Search(len(z.scores), func(i int) bool { return pred(z.scores[i], z.lpMember(i)) })
 }
@@ -372,61 +367,21 @@ func newZsetSorted(cfg *Tunables, members [][]byte, scores []float64) *zset {
 	return z
 }
 
-// zIter walks a sorted set from a rank, up or down. It is a value (the
-// treap path lives in buf), so a range costs no allocation.
+// zIter walks a sorted set from a rank, up or down. It is a value, so a
+// range costs no allocation.
 type zIter struct {
 	z    *zset
-	i    int // listpack: the next rank
+	i    int // listpack: the next rank; skiplist: the next entry in leaf
 	rev  bool
-	sp   int       // skiplist: path depth; the next element is on top
-	buf  [64]int32 // the path
-	more []int32   // the path beyond buf, for an unusually deep treap
-}
-
-func (it *zIter) push(t int32) {
-	if it.sp < len(it.buf) {
-		it.buf[it.sp] = t
-	} else {
-		it.more = append(it.more[:it.sp-len(it.buf)], t)
-	}
-	it.sp++
-}
-
-func (it *zIter) pop() int32 {
-	it.sp--
-	if it.sp < len(it.buf) {
-		return it.buf[it.sp]
-	}
-	return it.more[it.sp-len(it.buf)]
+	leaf int32 // skiplist: the leaf of the next element
 }
 
 // iter returns an iterator at rank i (which must be in range) going up, or
 // down when rev.
 func (z *zset) iter(i int, rev bool) zIter {
 	it := zIter{z: z, i: i, rev: rev}
-	if z.sl == nil {
-		return it
-	}
-	s := z.sl
-	for t := s.root; t >= 0; {
-		e := s.e(t)
-		ls := s.sz(e.left)
-		switch {
-		case i < ls:
-			if !rev {
-				it.push(t)
-			}
-			t = e.left
-		case i == ls:
-			it.push(t)
-			t = -1
-		default:
-			if rev {
-				it.push(t)
-			}
-			i -= ls + 1
-			t = e.right
-		}
+	if z.sl != nil {
+		it.leaf, it.i = z.sl.leafAt(i)
 	}
 	return it
 }
@@ -445,17 +400,17 @@ func (it *zIter) next() ([]byte, float64) {
 		return z.lpMember(i), z.scores[i]
 	}
 	s := z.sl
-	c := it.pop()
+	nd := s.node(it.leaf)
+	t, score := nd.id[it.i], nd.key[it.i]
 	if it.rev {
-		for t := s.e(c).left; t >= 0; t = s.e(t).right {
-			it.push(t)
+		if it.i--; it.i < 0 && nd.prev >= 0 {
+			it.leaf = nd.prev
+			it.i = int(s.node(it.leaf).n) - 1
 		}
-	} else {
-		for t := s.e(c).right; t >= 0; t = s.e(t).left {
-			it.push(t)
-		}
+	} else if it.i++; it.i == int(nd.n) && nd.next >= 0 {
+		it.leaf, it.i = nd.next, 0
 	}
-	return s.mem(c), s.e(c).score
+	return s.mem(t), score
 }
 
 // Object interface.
@@ -482,6 +437,11 @@ func (z *zset) Copy() Object {
 		}
 	}
 	s.buckets = append([]int32(nil), z.sl.buckets...)
+	s.nodes = make([]*[btChunk]btNode, len(z.sl.nodes))
+	for i, c := range z.sl.nodes {
+		cc := *c
+		s.nodes[i] = &cc
+	}
 	n.sl = &s
 	return n
 }
@@ -527,7 +487,7 @@ func (z *zset) Mem() int {
 		return 64 + 12*len(z.scores) + len(z.data)
 	}
 	s := z.sl
-	return 128 + (40*zelChunk+8)*len(s.el) + s.arenaCap + 24*len(s.chunks) + 4*len(s.buckets)
+	return 128 + (32*zelChunk+8)*len(s.el) + s.arenaCap + 24*len(s.chunks) + 4*len(s.buckets) + btNodeSize*btChunk*len(s.nodes)
 }
 
 // appendScore appends a score as Redis's "%.17g" prints it ("inf", "-inf").
@@ -559,19 +519,7 @@ func appendD2string(b []byte, f float64) []byte {
 	return appendScore(b, f)
 }
 
-// Skiplist form: the treap.
-
-func (s *zskip) sz(t int32) int {
-	if t < 0 {
-		return 0
-	}
-	return int(s.e(t).size)
-}
-
-func (s *zskip) fix(t int32) {
-	e := s.e(t)
-	e.size = int32(1 + s.sz(e.left) + s.sz(e.right))
-}
+// Skiplist form.
 
 func (s *zskip) mem(t int32) []byte {
 	e := s.e(t)
@@ -579,15 +527,6 @@ func (s *zskip) mem(t int32) []byte {
 		return nil
 	}
 	return s.chunks[e.chunk][e.off : e.off+e.mlen : e.off+e.mlen]
-}
-
-// less reports whether element t sorts before (score, m).
-func (s *zskip) less(t int32, score float64, m []byte) bool {
-	e := s.e(t)
-	if e.score != score {
-		return e.score < score
-	}
-	return bytes.Compare(s.mem(t), m) < 0
 }
 
 func (s *zskip) find(m []byte) int32 {
@@ -600,97 +539,12 @@ func (s *zskip) find(m []byte) int32 {
 	return -1
 }
 
-// split cuts tree t into the elements before (score, m) and the rest.
-func (s *zskip) split(t int32, score float64, m []byte) (int32, int32) {
-	if t < 0 {
-		return -1, -1
-	}
-	if s.less(t, score, m) {
-		a, b := s.split(s.e(t).right, score, m)
-		s.e(t).right = a
-		s.fix(t)
-		return t, b
-	}
-	a, b := s.split(s.e(t).left, score, m)
-	s.e(t).left = b
-	s.fix(t)
-	return a, t
-}
-
-// splitRank cuts tree t into its first k elements and the rest.
-func (s *zskip) splitRank(t int32, k int) (int32, int32) {
-	if t < 0 {
-		return -1, -1
-	}
-	ls := s.sz(s.e(t).left)
-	if k <= ls {
-		a, b := s.splitRank(s.e(t).left, k)
-		s.e(t).left = b
-		s.fix(t)
-		return a, t
-	}
-	a, b := s.splitRank(s.e(t).right, k-ls-1)
-	s.e(t).right = a
-	s.fix(t)
-	return t, b
-}
-
-// merge joins two trees, every element of a before every element of b.
-func (s *zskip) merge(a, b int32) int32 {
-	if a < 0 {
-		return b
-	}
-	if b < 0 {
-		return a
-	}
-	if s.e(a).hash > s.e(b).hash {
-		s.e(a).right = s.merge(s.e(a).right, b)
-		s.fix(a)
-		return a
-	}
-	s.e(b).left = s.merge(a, s.e(b).left)
-	s.fix(b)
-	return b
-}
-
-func (s *zskip) countLess(score float64, m []byte) int {
-	r := 0
-	for t := s.root; t >= 0; {
-		e := s.e(t)
-		if s.less(t, score, m) {
-			r += s.sz(e.left) + 1
-			t = e.right
-		} else {
-			t = e.left
-		}
-	}
-	return r
-}
-
-func (s *zskip) byRank(r int) int32 {
-	t := s.root
-	for t >= 0 {
-		e := s.e(t)
-		ls := s.sz(e.left)
-		switch {
-		case r < ls:
-			t = e.left
-		case r == ls:
-			return t
-		default:
-			r -= ls + 1
-			t = e.right
-		}
-	}
-	return -1
-}
-
 func (s *zskip) insert(m []byte, score float64) {
 	t := s.newElem()
 	chunk, off := s.store(m)
 	s.live += len(m)
 	h := uint32(Hash(m))
-	*s.e(t) = zel{score: score, chunk: chunk, off: off, mlen: uint32(len(m)), hash: h, left: -1, right: -1, size: 1}
+	*s.e(t) = zel{score: score, chunk: chunk, off: off, mlen: uint32(len(m)), hash: h, used: true}
 	s.n++
 	if s.n > len(s.buckets) {
 		s.rehash(len(s.buckets) * 2)
@@ -699,32 +553,6 @@ func (s *zskip) insert(m []byte, score float64) {
 	s.e(t).hnext = s.buckets[b]
 	s.buckets[b] = t
 	s.link(t)
-}
-
-// link puts the detached element t (no children, size 1) into the treap:
-// one descent that counts it in the sizes on its way, down to the first
-// node of lower priority, whose subtree — small on average — is split
-// around t. (Splitting the whole tree and merging twice walked the full
-// depth three times; this walks it once.)
-func (s *zskip) link(t int32) {
-	e := s.e(t)
-	score, m := e.score, s.mem(t)
-	p := &s.root
-	for *p >= 0 {
-		c := s.e(*p)
-		if e.hash > c.hash {
-			break
-		}
-		c.size++
-		if c.score < score || (c.score == score && bytes.Compare(s.mem(*p), m) < 0) {
-			p = &c.right
-		} else {
-			p = &c.left
-		}
-	}
-	e.left, e.right = s.split(*p, score, m)
-	s.fix(t)
-	*p = t
 }
 
 func (s *zskip) setScore(t int32, score float64) {
@@ -749,7 +577,7 @@ func (s *zskip) unhash(t int32) {
 	} else {
 		s.dead += int(e.mlen)
 	}
-	*e = zel{hnext: s.free, left: -1, right: -1}
+	*e = zel{hnext: s.free}
 	s.free = t
 	s.n--
 }
@@ -760,73 +588,12 @@ func (s *zskip) remove(t int32) {
 	s.tidy()
 }
 
-// detach takes element t out of the treap in one descent by its (score,
-// member), uncounting it from the sizes on the way.
-func (s *zskip) detach(t int32) {
-	e := s.e(t)
-	score, m := e.score, s.mem(t)
-	p := &s.root
-	for *p != t {
-		c := s.e(*p)
-		c.size--
-		if c.score < score || (c.score == score && bytes.Compare(s.mem(*p), m) < 0) {
-			p = &c.right
-		} else {
-			p = &c.left
-		}
-	}
-	*p = s.merge(e.left, e.right)
-	e.left, e.right, e.size = -1, -1, 1
-}
-
-// detachRank takes the element of rank r out of the treap in one descent
-// (cheaper than two splits and a merge for a single element) and returns it.
-func (s *zskip) detachRank(r int) int32 {
-	p := &s.root
-	for {
-		t := *p
-		e := s.e(t)
-		ls := s.sz(e.left)
-		if r == ls {
-			*p = s.merge(e.left, e.right)
-			e.left, e.right, e.size = -1, -1, 1
-			return t
-		}
-		e.size--
-		if r < ls {
-			p = &e.left
-		} else {
-			r -= ls + 1
-			p = &e.right
-		}
-	}
-}
-
 // removeRange deletes ranks start..end inclusive.
 func (s *zskip) removeRange(start, end int) {
-	if end-start < 4 {
-		for r := start; r <= end; r++ {
-			s.unhash(s.detachRank(start))
-		}
-		s.tidy()
-		return
+	for r := start; r <= end; r++ {
+		s.unhash(s.detachRank(start))
 	}
-	l, rest := s.splitRank(s.root, start)
-	mid, r := s.splitRank(rest, end-start+1)
-	s.root = s.merge(l, r)
-	s.freeTree(mid)
 	s.tidy()
-}
-
-// freeTree frees every element of a detached subtree.
-func (s *zskip) freeTree(t int32) {
-	if t < 0 {
-		return
-	}
-	l, r := s.e(t).left, s.e(t).right
-	s.unhash(t)
-	s.freeTree(l)
-	s.freeTree(r)
 }
 
 // tidy shrinks the hash table when it is less than 10% full (Redis's
@@ -842,6 +609,7 @@ func (s *zskip) tidy() {
 	if s.n == 0 {
 		s.el, s.nel, s.free = s.el[:min(len(s.el), 1)], 0, -1
 		s.chunks, s.cur, s.live, s.dead, s.arenaCap = nil, -1, 0, 0, 0
+		s.freeTreeNodes()
 		return
 	}
 	if s.dead > 4096 && s.dead > s.live {
@@ -856,7 +624,7 @@ func (s *zskip) compact() {
 	for t := int32(0); t < s.nel; t++ {
 		{
 			e := s.e(t)
-			if e.size == 0 || e.mlen == 0 {
+			if !e.used || e.mlen == 0 {
 				continue
 			}
 			if e.mlen > zArenaOwn {
