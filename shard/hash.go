@@ -483,8 +483,9 @@ type hashTable struct {
 }
 
 const (
-	linkLen      = 8        // an entry's link to the next of its chain
-	maxChunk     = 64 << 10 // growth chunks are at most this big
+	linkLen      = 8          // an entry's link to the next of its chain
+	deadLink     = ^uint64(0) // the link of an entry no chain holds (garbage)
+	maxChunk     = 64 << 10   // growth chunks are at most this big
 	minChunk     = 256
 	maxBuiltSize = 1 << 30 // a rebuild fills chunks of up to 1 GiB
 )
@@ -619,6 +620,7 @@ func (t *hashTable) unlink(bi int, prev, ref uint64) {
 	f, v, _, _ := t.pair(ref)
 	t.live -= linkLen + pairLen(f, v)
 	t.n--
+	t.setLink(ref, deadLink)
 }
 
 // set sets field to val and reports whether it is new.
@@ -661,23 +663,35 @@ func (t *hashTable) del(field []byte) bool {
 }
 
 // relink moves every entry to a new bucket array of size buckets without
-// copying any entry.
+// copying any entry. It walks the chunks in order, not the chains: the
+// entries are read one after another instead of each at a random place
+// (HSET into a 1M-field hash spent 12% of its CPU here walking chains).
 func (t *hashTable) relink(size int) {
 	heads := make([]uint64, size)
+	lens := make([]uint8, size) // chain lengths, for t.chain
 	mask := uint64(size - 1)
-	for _, r := range t.heads {
-		for r != 0 {
-			next := t.link(r)
-			c, off := t.entry(r)
-			f, _ := pairStr(c, off+linkLen)
-			bi := fieldHash(f) & mask
-			t.setLink(r, heads[bi])
-			heads[bi] = r
-			r = next
+	longest := uint8(1)
+	for ci, c := range t.chunks {
+		for off := 0; off < len(c); {
+			f, voff := pairStr(c, off+linkLen)
+			_, end := pairStr(c, voff)
+			if binary.LittleEndian.Uint64(c[off:]) != deadLink {
+				bi := fieldHash(f) & mask
+				binary.LittleEndian.PutUint64(c[off:], heads[bi])
+				heads[bi] = uint64(ci)<<32 | uint64(off) + 1
+				if lens[bi] < 255 {
+					lens[bi]++
+					longest = max(longest, lens[bi])
+				}
+			}
+			off = end
 		}
 	}
 	t.heads = heads
-	t.chain = t.longestChain()
+	t.chain = int(longest)
+	if longest == 255 {
+		t.chain = t.longestChain()
+	}
 }
 
 func (t *hashTable) longestChain() int {
