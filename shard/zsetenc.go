@@ -18,14 +18,15 @@ import (
 //     scores, the end offset of each member, and the members' bytes back to
 //     back. Three pointers in all; inserts shift (the set is small).
 //   - skiplist: past those limits (and never back, as in Redis, except that a
-//     freshly built STORE result picks its form by size). An order-statistic
-//     treap over an element array, linked by int32 indices, with subtree
-//     sizes for O(log n) rank and range, plus a chained hash table of the
-//     same elements for member lookup and ZSCAN. Elements live in chunks of
-//     256, members' bytes in an arena of chunks up to 64 KB: a million
-//     members hold about 1300 pointers, so the garbage collector has next to
-//     nothing to walk, and growing never copies what is there (no garbage
-//     per insert, no transient doubling).
+//     freshly built STORE result picks its form by size). An element array,
+//     an order-statistic B+ tree over it (zbtree.go: int32 element ids in
+//     leaves of up to 32, subtree counts for O(log n) rank and range), and a
+//     chained hash table of the same elements for member lookup and ZSCAN.
+//     Elements live in chunks of 256, tree nodes in chunks of 64, members'
+//     bytes in an arena of chunks up to 64 KB: a million members hold a few
+//     thousand pointers, so the garbage collector has next to nothing to
+//     walk, and growing never copies what is there (no garbage per insert,
+//     no transient doubling).
 type zset struct {
 	// listpack form, used while sl is nil
 	scores []float64
