@@ -16,7 +16,8 @@ import (
 // Nodes live in chunks that never move, so a *btNode stays valid while
 // others are added. Leaves are linked both ways for iteration. A delete
 // merges a node into a neighbour when both together fill at most half a
-// node, so no two neighbours are both under a quarter full.
+// node (and, when two inner nodes merge, the children that meet at the
+// seam), so no two neighbours are both under a quarter full.
 
 const (
 	btMax       = 32
@@ -62,13 +63,9 @@ func (s *zskip) freeNode(x int32) {
 	if nd.leaf {
 		if nd.prev >= 0 {
 			s.node(nd.prev).next = nd.next
-		} else {
-			s.first = nd.next
 		}
 		if nd.next >= 0 {
 			s.node(nd.next).prev = nd.prev
-		} else {
-			s.lastLeaf = nd.prev
 		}
 	}
 	nd.n, nd.next = 0, s.nfree
@@ -155,8 +152,6 @@ func (s *zskip) split(x int32) int32 {
 		b.prev, b.next = x, a.next
 		if a.next >= 0 {
 			s.node(a.next).prev = y
-		} else {
-			s.lastLeaf = y
 		}
 		a.next = y
 	}
@@ -199,7 +194,6 @@ func (s *zskip) link(t int32) {
 	e := s.e(t)
 	if s.root < 0 {
 		s.root = s.newNode(true)
-		s.first, s.lastLeaf = s.root, s.root
 	}
 	if y := s.ins(s.root, t, e.score, s.mem(t)); y >= 0 {
 		r := s.newNode(false)
@@ -422,5 +416,5 @@ func (s *zskip) search(pred func(score float64, m []byte) bool) int {
 // freeTreeNodes drops every node (the set is emptied).
 func (s *zskip) freeTreeNodes() {
 	s.nodes, s.nnodes, s.nfree, s.nodesIn = nil, 0, -1, 0
-	s.root, s.first, s.lastLeaf = -1, -1, -1
+	s.root = -1
 }

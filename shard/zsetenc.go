@@ -55,11 +55,11 @@ type zskip struct {
 	nel  int32            // element slots handed out
 	free int32            // head of the free-element list
 
-	// The B+ tree (zbtree.go): nodes in chunks, a free list of nodes, the
-	// root and the first and last leaves (-1 when empty).
+	// The B+ tree (zbtree.go): nodes in chunks, a free list of nodes, how
+	// many are in use, and the root (-1 when empty).
 	nodes                  []*[btChunk]btNode
 	nnodes, nfree, nodesIn int32
-	root, first, lastLeaf  int32
+	root                   int32
 
 	// The member arena: chunks never move; small members are appended to
 	// chunks[cur], longer ones get a chunk of their own.
@@ -87,7 +87,7 @@ func newZskip(hint int) *zskip {
 	for nb < hint {
 		nb <<= 1
 	}
-	s := &zskip{free: -1, nfree: -1, root: -1, first: -1, lastLeaf: -1, cur: -1, buckets: make([]int32, nb)}
+	s := &zskip{free: -1, nfree: -1, root: -1, cur: -1, buckets: make([]int32, nb)}
 	for i := range s.buckets {
 		s.buckets[i] = -1
 	}
