@@ -10,15 +10,16 @@ package shard
 //
 // Lookups compare fingerprints and then the full key (the caller's match
 // function), so two keys with equal fingerprints, or even equal hashes, are
-// told apart. Deletion shifts later words of the run back (no tombstones).
+// told apart. Deletion shifts later words of the run back (no tombstones
+// in the current table).
 //
 // A big table grows incrementally, as Redis's dict rehashes: the doubled
 // table takes new words at once, and the old one is copied over a few
 // positions per insert, delete and lookup, so no single command pays for
-// moving millions of words (a 5M-key table took well over 100 ms in one
-// go). While both exist, old positions below mig have been copied (the
-// words left there are stale and never match) and a word deleted above mig
-// becomes a tombstone.
+// moving millions of words (copying the 4M-word table at 3.1M keys took
+// 45 ms in one go). While both exist, old positions below mig have been
+// copied (the words left there are stale and never match) and a word
+// deleted above mig becomes a tombstone.
 type index struct {
 	words []uint64
 	shift uint32 // 32 - k
