@@ -7,59 +7,104 @@ import "github.com/redshard/redshard/shard"
 // and their lookups' cache lines are loaded together, so that the commands
 // then run out of the cache instead of waiting for memory one at a time.
 
-// prefetch scans the multibulk commands at the start of data and, when the
-// client's database is big and there are at least two, warms the lookups of the keys (second arguments)
-// that live on this loop's shard. It returns how many bytes it looked at,
+// prefetch scans the multibulk commands at the start of data and warms
+// the lookups they are about to make: when the client's database is big
+// and there are at least two, the keys (second arguments) that live on this
+// loop's shard; and when at least two are hash commands on one big hash,
+// their fields (third arguments). It returns how many bytes it looked at,
 // so that the caller does not scan them again.
 func (cl *Client) prefetch(data []byte) int {
 	l := cl.loop
-	if cl.db >= len(l.sh.DBs) || !l.sh.DBs[cl.db].PrefetchWorth() {
-		return len(data) // a small database stays in the caches anyway
+	if cl.db >= len(l.sh.DBs) {
+		return len(data)
 	}
 	db := l.sh.DBs[cl.db]
-	keys := l.pfKeys[:0]
+	bigDB := db.PrefetchWorth()
+	if !bigDB {
+		// A small database stays in the caches; only the fields of a big
+		// hash may be worth warming, and only if the batch starts on one.
+		if name, _, _, n := scanCmd(data); n == 0 || !isHashFieldCmd(name) {
+			return len(data)
+		}
+	}
+	keys, fields := l.pfKeys[:0], l.pfFields[:0]
+	var fkey []byte
+	oneKey := true
 	pos := 0
-	for len(keys) < shard.PrefetchMax {
-		key, n := scanKey(data[pos:])
+	for cmds := 0; cmds < 4*shard.PrefetchMax && len(keys) < shard.PrefetchMax && len(fields) < shard.PrefetchMax; cmds++ {
+		name, key, arg3, n := scanCmd(data[pos:])
 		if n == 0 {
 			break
 		}
 		pos += n
-		if key != nil && (len(l.srv.shards) == 1 || shard.ShardOf(key, len(l.srv.shards)) == l.id) {
+		if key == nil || len(l.srv.shards) > 1 && shard.ShardOf(key, len(l.srv.shards)) != l.id {
+			continue
+		}
+		if bigDB {
 			keys = append(keys, key)
+		}
+		if arg3 != nil && isHashFieldCmd(name) {
+			if fkey == nil {
+				fkey = key
+			} else if string(fkey) != string(key) {
+				oneKey = false
+			}
+			fields = append(fields, arg3)
 		}
 	}
 	if len(keys) >= 2 {
 		l.pfSink += db.Prefetch(keys)
 	}
-	l.pfKeys = keys[:0]
+	if len(fields) >= 2 && oneKey {
+		l.pfSink += db.PrefetchFields(fkey, fields)
+	}
+	l.pfKeys, l.pfFields = keys[:0], fields[:0]
 	return pos
 }
 
-// scanKey reads one complete multibulk command at the start of data and
-// returns its second argument (nil when it has fewer than two) and its
+// isHashFieldCmd reports whether a command looks up the field that is its
+// third argument in the hash that is its second.
+func isHashFieldCmd(name []byte) bool {
+	if len(name) < 4 || name[0]|0x20 != 'h' {
+		return false
+	}
+	for _, c := range [...]string{"hset", "hget", "hsetnx", "hexists", "hdel", "hincrby", "hincrbyfloat", "hstrlen", "hmget", "hmset"} {
+		if shard.EqualFold(name, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanCmd reads one complete multibulk command at the start of data and
+// returns its first three arguments (nil where it has fewer) and its
 // length; n is 0 when data does not start with a whole, well-formed
 // command (the parser then reports what is wrong, if anything).
-func scanKey(data []byte) (key []byte, n int) {
+func scanCmd(data []byte) (name, key, arg3 []byte, n int) {
 	count, p := scanNum(data, '*')
 	if p == 0 || count < 1 || count > 1<<20 {
-		return nil, 0
+		return nil, nil, nil, 0
 	}
 	for i := 0; i < count; i++ {
 		ln, q := scanNum(data[p:], '$')
 		if q == 0 || ln < 0 {
-			return nil, 0
+			return nil, nil, nil, 0
 		}
 		p += q
 		if ln > len(data)-p-2 || data[p+ln] != '\r' || data[p+ln+1] != '\n' {
-			return nil, 0
+			return nil, nil, nil, 0
 		}
-		if i == 1 {
+		switch i {
+		case 0:
+			name = data[p : p+ln]
+		case 1:
 			key = data[p : p+ln]
+		case 2:
+			arg3 = data[p : p+ln]
 		}
 		p += ln + 2
 	}
-	return key, p
+	return name, key, arg3, p
 }
 
 // scanNum reads "<prefix><digits>\r\n" and returns the number and the

@@ -124,8 +124,9 @@ type Loop struct {
 	timeoutCheck time.Time
 	cronBusy     atomic.Bool
 
-	pfKeys [][]byte // prefetch.go: keys of the commands about to run
-	pfSink uint64   // keeps the prefetch loads alive
+	pfKeys   [][]byte // prefetch.go: keys of the commands about to run
+	pfFields [][]byte // prefetch.go: hash fields of the commands about to run
+	pfSink   uint64   // keeps the prefetch loads alive
 }
 
 // Exec is the context of one command: the data-command context plus, for

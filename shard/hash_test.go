@@ -802,3 +802,33 @@ func TestHashHotPathsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// PrefetchFields walks the bucket heads and chain heads of a big
+// hashtable-encoded hash only: on a small hash, a listpack, a string or a
+// missing key it reads nothing (returns 0), and it never changes the hash.
+func TestPrefetchFieldsOnlyOnBigHashes(t *testing.T) {
+	c := newStringCtx(1)
+	db := c.Shards[0].DBs[0]
+	args := []string{"HSET", "big"}
+	for i := 0; i < 70000; i++ {
+		args = append(args, "f"+strconv.Itoa(i), "v")
+	}
+	hDo(t, c, args...)
+	hDo(t, c, "HSET", "small", "f1", "v", "f2", "v")
+	hDo(t, c, "SET", "str", "v")
+	fields := [][]byte{[]byte("f1"), []byte("f2"), []byte("f69999"), []byte("absent")}
+	if db.PrefetchFields([]byte("big"), fields) == 0 {
+		t.Fatal("no bucket of a 70k-field hash was read")
+	}
+	for _, k := range []string{"small", "str", "missing"} {
+		if got := db.PrefetchFields([]byte(k), fields); got != 0 {
+			t.Errorf("PrefetchFields(%s) read something: %d", k, got)
+		}
+	}
+	if got := hDo(t, c, "HLEN", "big"); got != ":70000\r\n" {
+		t.Fatalf("HLEN big after prefetching: %q", got)
+	}
+	if got := hDo(t, c, "HGET", "big", "f69999"); got != "$1\r\nv\r\n" {
+		t.Fatalf("HGET big f69999: %q", got)
+	}
+}

@@ -49,3 +49,40 @@ func (db *DB) Prefetch(keys [][]byte) uint64 {
 	}
 	return acc
 }
+
+// fieldPrefetchMin is the bucket count from which a hash's field lookups
+// are worth warming (8 MiB of heads and more than a megabyte of entries: a
+// smaller table stays in the caches).
+const fieldPrefetchMin = 1 << 16
+
+// PrefetchFields warms the field lookups that pipelined commands on the
+// hash at key are about to make, as Prefetch does for keys: the bucket
+// heads of all fields first, then the first entry of each chain. It does
+// nothing unless key holds a big hashtable-encoded hash, and changes
+// nothing (no expiry, no statistics).
+func (db *DB) PrefetchFields(key []byte, fields [][]byte) uint64 {
+	slot := db.Peek(key)
+	if slot < 0 || db.Type(slot) != TypeHash {
+		return 0
+	}
+	t := db.Obj(slot).(*hashObj).ht
+	if t == nil || len(t.heads) < fieldPrefetchMin {
+		return 0
+	}
+	if len(fields) > PrefetchMax {
+		fields = fields[:PrefetchMax]
+	}
+	var bis [PrefetchMax]uint64
+	var acc uint64
+	for i, f := range fields {
+		bis[i] = fieldHash(f) & t.mask()
+		acc += t.heads[bis[i]]
+	}
+	for i := range fields {
+		if r := t.heads[bis[i]]; r != 0 {
+			c, off := t.entry(r)
+			acc += uint64(c[off+linkLen])
+		}
+	}
+	return acc
+}
