@@ -116,6 +116,8 @@ type Loop struct {
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
 	rwJob     *aof.Rewrite
 	rwStep    gnet.Runnable
+	rwRun     int          // rewrite steps run since the loop last served a client (rewrite.go)
+	rwReads   int64        // stats.reads at the last step
 	heldCount atomic.Int32 // clients whose replies wait for the log
 	blk       loopBlocking
 	cmem      loopClientMem // its clients' memory (clientmem.go)
