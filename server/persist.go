@@ -488,8 +488,9 @@ func (l *Loop) submitLog() uint64 {
 // the clients served in it, as Redis's beforeSleep does. Until then the
 // producer holds records; anything that lets another loop near this shard
 // (a hop leaving, a transaction parking this loop) submits them first.
+// Without a log the task only writes the replies (flush).
 func (l *Loop) deferEnd() {
-	if l.srv.persist == nil {
+	if l.srv.persist == nil && len(l.p.flushList) == 0 {
 		l.endEvent()
 		return
 	}
