@@ -7,10 +7,10 @@ import (
 
 func TestScanCmd(t *testing.T) {
 	cases := []struct {
-		in   string
+		in              string
 		name, key, arg3 string // "" with isNo: absent
-		n                int
-		isNo             bool // no key
+		n               int
+		isNo            bool // no key
 	}{
 		{"*2\r\n$3\r\nGET\r\n$3\r\nfoo\r\n", "GET", "foo", "", 22, false},
 		{"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n*1\r\n", "SET", "k", "hello", 31, false},
