@@ -82,10 +82,10 @@ func (s *zskip) before(t int32, sc, score float64, m []byte) bool {
 	return bytes.Compare(s.mem(t), m) < 0
 }
 
-// pos returns the first entry of nd that does not sort before (score, m);
-// in an inner node that is the child to descend into (the last one when
-// every entry sorts before).
-func (s *zskip) pos(nd *btNode, score float64, m []byte) int {
+// firstIn returns the first entry of nd for which ok holds, ok being false
+// for a prefix of the entries and true for the rest (nd.n if none). It is
+// given each entry's element (in an inner node, the child's last) and score.
+func firstIn(nd *btNode, ok func(t int32, score float64) bool) int {
 	ids := &nd.id
 	if !nd.leaf {
 		ids = &nd.last
@@ -93,12 +93,20 @@ func (s *zskip) pos(nd *btNode, score float64, m []byte) int {
 	lo, hi := 0, int(nd.n)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
-		if s.before(ids[h], nd.key[h], score, m) {
-			lo = h + 1
-		} else {
+		if ok(ids[h], nd.key[h]) {
 			hi = h
+		} else {
+			lo = h + 1
 		}
 	}
+	return lo
+}
+
+// pos returns the first entry of nd that does not sort before (score, m);
+// in an inner node that is the child to descend into (the last one when
+// every entry sorts before).
+func (s *zskip) pos(nd *btNode, score float64, m []byte) int {
+	lo := firstIn(nd, func(t int32, sc float64) bool { return !s.before(t, sc, score, m) })
 	if !nd.leaf && lo == int(nd.n) {
 		lo--
 	}
@@ -383,20 +391,7 @@ func (s *zskip) search(pred func(score float64, m []byte) bool) int {
 	r := 0
 	for x := s.root; x >= 0; {
 		nd := s.node(x)
-		ids := &nd.id
-		if !nd.leaf {
-			ids = &nd.last
-		}
-		lo, hi := 0, int(nd.n)
-		for lo < hi {
-			h := int(uint(lo+hi) >> 1)
-			if pred(nd.key[h], s.mem(ids[h])) {
-				hi = h
-			} else {
-				lo = h + 1
-			}
-		}
-		i := lo
+		i := firstIn(nd, func(t int32, sc float64) bool { return pred(sc, s.mem(t)) })
 		if !nd.leaf {
 			for _, c := range nd.cnt[:i] {
 				r += int(c)
