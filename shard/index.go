@@ -213,9 +213,6 @@ func (ix *index) step(n int) {
 	}
 }
 
-// Migrating reports whether an old table is still being copied.
-func (ix *index) migrating() bool { return ix.old != nil }
-
 // release gives the table's memory back (the index is dropped).
 func (ix *index) release() {
 	if ix.words != nil {

@@ -129,3 +129,6 @@ func TestIndexGrowsIncrementally(t *testing.T) {
 		}
 	}
 }
+
+// migrating reports whether an old table is still being copied.
+func (ix *index) migrating() bool { return ix.old != nil }

@@ -392,13 +392,11 @@ func (s *zskip) search(pred func(score float64, m []byte) bool) int {
 	for x := s.root; x >= 0; {
 		nd := s.node(x)
 		i := firstIn(nd, func(t int32, sc float64) bool { return pred(sc, s.mem(t)) })
-		if !nd.leaf {
-			for _, c := range nd.cnt[:i] {
-				r += int(c)
-			}
-		}
 		if nd.leaf {
 			return r + i
+		}
+		for _, c := range nd.cnt[:i] {
+			r += int(c)
 		}
 		if i == int(nd.n) {
 			return r
