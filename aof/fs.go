@@ -1,9 +1,11 @@
 package aof
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,4 +95,19 @@ func (OSFS) SyncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// Strerror is an error's system reason as C's strerror words it ("No such
+// file or directory"), for the log lines operators grep; other errors are
+// returned as they are.
+func Strerror(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err.Error()
+	}
+	s := errno.Error()
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
 }

@@ -133,7 +133,7 @@ func (l *Log) replay(files []ManifestEntry, apply func(argv [][]byte) error, cut
 	for _, e := range files {
 		fi, err := l.fs.Stat(l.path(e.Name))
 		if err != nil {
-			return st, fmt.Errorf("aof: the append log file %s doesn't exist: %w", e.Name, err)
+			return st, fmt.Errorf("aof: The append log file %s doesn't exist: %s", e.Name, Strerror(err))
 		}
 		total += fi.Size()
 	}
@@ -233,7 +233,7 @@ func (l *Log) loadFile(name string, emit func([][]byte) error, progress func(int
 		if errors.As(err, &ae) {
 			return res, fmt.Errorf("aof: loading %s, command at offset %d: %w", name, ae.at, ae.err)
 		}
-		return res, fmt.Errorf("aof: unrecoverable error reading the append only file %s: %w", name, err)
+		return res, fmt.Errorf("aof: Unrecoverable error reading the append only file %s: %w", name, err)
 	}
 	return res, nil
 }

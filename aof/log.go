@@ -50,8 +50,12 @@ type Options struct {
 	// there is nothing to Load, and the caller rewrites at once (the image
 	// becomes the base).
 	Fresh bool
-	FS    FS                                          // nil: the real file system
-	Logf  func(level int, format string, args ...any) // nil: discard
+	// Timestamps is aof-timestamp-enabled: Redis's "#TS:" annotations,
+	// at most one a second in incremental files and one at the start of
+	// each base (SetTimestamps changes it).
+	Timestamps bool
+	FS         FS                                          // nil: the real file system
+	Logf       func(level int, format string, args ...any) // nil: discard
 
 	// Test hooks. syncEvery is the everysec fsync period (1s); retryMin and
 	// retryMax bound the backoff between retries of a failed group (10ms,
@@ -99,14 +103,15 @@ type Log struct {
 	manifestMu sync.Mutex
 	manifest   *Manifest // guarded by manifestMu
 
-	policy   atomic.Int32
-	written  atomic.Uint64
-	durable  atomic.Uint64
-	wake     chan struct{} // capacity 1: a pending signal to the writer
-	done     chan struct{} // closed when the writer goroutine has exited
-	stopSync chan struct{}
-	syncDone chan struct{}
-	closeErr error // set by the writer before done is closed
+	policy     atomic.Int32
+	timestamps atomic.Bool // aof-timestamp-enabled
+	written    atomic.Uint64
+	durable    atomic.Uint64
+	wake       chan struct{} // capacity 1: a pending signal to the writer
+	done       chan struct{} // closed when the writer goroutine has exited
+	stopSync   chan struct{}
+	syncDone   chan struct{}
+	closeErr   error // set by the writer before done is closed
 
 	w   writerState // owned by whoever holds wmu: the writer goroutine, or a loop in WriteNow
 	wmu sync.Mutex
@@ -163,46 +168,14 @@ type Stats struct {
 // (creating one if the manifest has none). It starts the writer; call Load
 // before the first Submit.
 func Open(o Options) (*Log, error) {
-	if o.DirName == "" {
-		o.DirName = "appendonlydir"
+	l, err := newLog(o)
+	if err != nil {
+		return nil, err
 	}
-	if o.FileName == "" {
-		o.FileName = "appendonly.aof"
-	}
-	if o.Fsync == "" {
-		o.Fsync = FsyncEverysec
-	}
-	if o.FS == nil {
-		o.FS = OSFS{}
-	}
-	if o.Logf == nil {
-		o.Logf = func(int, string, ...any) {}
-	}
-	if o.syncEvery == 0 {
-		o.syncEvery = time.Second
-	}
-	if o.retryMin == 0 {
-		o.retryMin = 10 * time.Millisecond
-	}
-	if o.retryMax == 0 {
-		o.retryMax = time.Second
-	}
-	if filepath.Base(o.FileName) != o.FileName {
-		return nil, fmt.Errorf("aof: appendfilename %q can't be a path, just a filename", o.FileName)
-	}
-	l := &Log{
-		o:        o,
-		fs:       o.FS,
-		dir:      filepath.Join(o.Dir, o.DirName),
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		stopSync: make(chan struct{}),
-		syncDone: make(chan struct{}),
-	}
+	o = l.o
 	if err := l.SetFsync(o.Fsync); err != nil {
 		return nil, err
 	}
-	l.manifestPath = filepath.Join(l.dir, o.FileName+manifestSuffix)
 	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("aof: can't open or create append-only dir %s: %w", l.dir, err)
 	}
@@ -230,7 +203,7 @@ func Open(o Options) (*Log, error) {
 	for _, e := range l.loadFiles {
 		st, err := l.fs.Stat(l.path(e.Name))
 		if err != nil {
-			return nil, fmt.Errorf("aof: the append log file %s listed in the manifest can't be opened: %w", e.Name, err)
+			return nil, fmt.Errorf("aof: The append log file %s doesn't exist: %s", e.Name, Strerror(err))
 		}
 		loadTotal += st.Size()
 	}
@@ -309,6 +282,50 @@ func Open(o Options) (*Log, error) {
 	return l, nil
 }
 
+// newLog applies Options' defaults and builds a Log that has not opened
+// anything yet.
+func newLog(o Options) (*Log, error) {
+	if o.DirName == "" {
+		o.DirName = "appendonlydir"
+	}
+	if o.FileName == "" {
+		o.FileName = "appendonly.aof"
+	}
+	if o.Fsync == "" {
+		o.Fsync = FsyncEverysec
+	}
+	if o.FS == nil {
+		o.FS = OSFS{}
+	}
+	if o.Logf == nil {
+		o.Logf = func(int, string, ...any) {}
+	}
+	if o.syncEvery == 0 {
+		o.syncEvery = time.Second
+	}
+	if o.retryMin == 0 {
+		o.retryMin = 10 * time.Millisecond
+	}
+	if o.retryMax == 0 {
+		o.retryMax = time.Second
+	}
+	if filepath.Base(o.FileName) != o.FileName {
+		return nil, fmt.Errorf("aof: appendfilename %q can't be a path, just a filename", o.FileName)
+	}
+	l := &Log{
+		o:        o,
+		fs:       o.FS,
+		dir:      filepath.Join(o.Dir, o.DirName),
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		stopSync: make(chan struct{}),
+		syncDone: make(chan struct{}),
+	}
+	l.manifestPath = filepath.Join(l.dir, o.FileName+manifestSuffix)
+	l.timestamps.Store(o.Timestamps)
+	return l, nil
+}
+
 // upgrade moves an old-style Dir/FileName into the folder as its base file
 // when the folder has no manifest, as Redis's aofUpgradePrepare.
 func (l *Log) upgrade(m *Manifest) (bool, error) {
@@ -379,6 +396,10 @@ func (l *Log) SetFsync(policy string) error {
 	}
 	return nil
 }
+
+// SetTimestamps turns Redis's timestamp annotations on or off
+// (CONFIG SET aof-timestamp-enabled).
+func (l *Log) SetTimestamps(on bool) { l.timestamps.Store(on) }
 
 // Written returns the highest sequence whose batch is in the file: its
 // write(2) returned (under "always", its fdatasync too: a group whose

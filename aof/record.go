@@ -16,8 +16,10 @@ const (
 	// line would be cut and its tail parsed as a command.
 	maxAnnotationLine = 1024
 	// groupHeaderRoom is the space reserved in front of a group's payload
-	// for its annotation line: len("#B:") + 20 digits + ":" + 8 + "\r\n".
-	groupHeaderRoom = 40
+	// for its annotation line, len("#B:") + 20 digits + ":" + 8 + "\r\n" =
+	// 34 bytes, and for a timestamp annotation in front of it
+	// (aof-timestamp-enabled): "#TS:" + up to 20 digits + "\r\n".
+	groupHeaderRoom = 64
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -104,11 +106,27 @@ func appendSelect(b []byte, db int) []byte {
 // sealGroup writes the annotation line for buf[groupHeaderRoom:] into the
 // room reserved in front of it and returns the bytes to write: the
 // annotation line immediately followed by the payload.
-func sealGroup(buf []byte) []byte {
+func sealGroup(buf []byte) []byte { return sealGroupTS(buf, 0) }
+
+// sealGroupTS is sealGroup with, when ts > 0, Redis's timestamp annotation
+// "#TS:<unix seconds>\r\n" in front of the group's annotation line, so
+// that redis-check-aof --truncate-to-timestamp cuts files between groups.
+func sealGroupTS(buf []byte, ts int64) []byte {
 	payload := buf[groupHeaderRoom:]
 	var hdr [groupHeaderRoom]byte
-	h := appendGroupHeader(hdr[:0], len(payload), checksum(payload))
+	h := hdr[:0]
+	if ts > 0 {
+		h = appendTimestamp(h, ts)
+	}
+	h = appendGroupHeader(h, len(payload), checksum(payload))
 	start := groupHeaderRoom - len(h)
 	copy(buf[start:], h)
 	return buf[start:]
+}
+
+// appendTimestamp appends Redis's timestamp annotation line.
+func appendTimestamp(b []byte, ts int64) []byte {
+	b = append(b, tsPrefix...)
+	b = strconv.AppendInt(b, ts, 10)
+	return append(b, '\r', '\n')
 }

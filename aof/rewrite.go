@@ -212,7 +212,16 @@ func (r *Rewrite) bg() {
 		failed := r.err != nil
 		r.mu.Unlock()
 		var err error
-		if !failed {
+		if !failed && r.size == 0 && r.l.timestamps.Load() {
+			// The base starts with a timestamp, as Redis's rewrite writes.
+			ts := appendTimestamp(nil, time.Now().Unix())
+			if _, err = r.tmp.Write(ts); err == nil {
+				r.mu.Lock()
+				r.size += int64(len(ts))
+				r.mu.Unlock()
+			}
+		}
+		if !failed && err == nil {
 			_, err = r.tmp.Write(c)
 			if err == nil {
 				sinceSync += int64(len(c))
@@ -308,13 +317,15 @@ func (r *Rewrite) finish() error {
 		return fmt.Errorf("aof: close the AOF rewrite temp file: %w", err)
 	}
 	r.tmp = nil
-	select {
-	case <-r.sw.done:
-	case <-l.done:
+	if r.sw != nil { // nil for a Folder's rewrite, which has no writer
 		select {
 		case <-r.sw.done:
-		default:
-			return ErrClosed
+		case <-l.done:
+			select {
+			case <-r.sw.done:
+			default:
+				return ErrClosed
+			}
 		}
 	}
 
@@ -330,6 +341,10 @@ func (r *Rewrite) finish() error {
 	if m.Base != nil {
 		old = append(old, m.Base.Name)
 	}
+	for _, e := range m.History {
+		old = append(old, e.Name)
+	}
+	m.History = nil
 	keep := m.Incr[:0:0]
 	for _, e := range m.Incr {
 		if e.Seq < r.incr.Seq {

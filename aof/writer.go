@@ -129,6 +129,7 @@ type writerState struct {
 	grpBatches int
 	grpCmds    int   // commands in the group (metrics)
 	grpBytes   int64 // batch bytes in the group, for PendingBytes
+	lastTS     int64 // unix second of the last timestamp annotation written
 	doneBytes  int64 // batch bytes written since the last release
 	recycle    [][]byte
 
@@ -350,7 +351,15 @@ func (w *writerState) flush() bool {
 		}
 		w.needTrunc = false
 	}
-	out := sealGroup(w.grp)
+	var ts int64
+	if l.timestamps.Load() {
+		// One annotation per second at most, before the first group of
+		// that second, as Redis's genAofTimestampAnnotationIfNeeded.
+		if now := time.Now().Unix(); now > w.lastTS {
+			ts = now
+		}
+	}
+	out := sealGroupTS(w.grp, ts)
 	tw := time.Now()
 	n, err := w.file.Write(out)
 	l.latency("aof-write", time.Since(tw))
@@ -388,6 +397,9 @@ func (w *writerState) flush() bool {
 	l.hist.group.Observe(int64(w.grpBatches))
 	l.hist.groupCmds.Observe(int64(w.grpCmds))
 	w.off += int64(n)
+	if ts > 0 {
+		w.lastTS = ts
+	}
 	l.stats.groups.Add(1)
 	l.stats.batches.Add(uint64(w.grpBatches))
 	l.stats.bytes.Add(uint64(n))
@@ -444,6 +456,7 @@ func (w *writerState) switchFile(sw *switchReq) bool {
 	}
 	w.file = sw.file
 	w.off = 0
+	w.lastTS = 0 // each incr file starts with its own timestamp (aof-timestamp-enabled)
 	w.fileDB = -1
 	l.stats.otherSize.Add(l.stats.incrSize.Load())
 	l.stats.incrSize.Store(0)

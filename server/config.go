@@ -399,7 +399,13 @@ func cfgBuildTable() []*cfgOption {
 		cfgBoolOpt("no-appendfsync-on-rewrite", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.noAppendfsyncOnRewrite }),
 		cfgBoolOpt("rdb-save-incremental-fsync", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.rdbSaveIncrementalFsync }),
 		cfgBoolOpt("aof-load-truncated", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.aofLoadTruncated }),
-		cfgBoolOpt("aof-use-rdb-preamble", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.aofUseRDBPreamble }),
+		// aof-use-rdb-preamble reads what is done: redshard writes RESP
+		// bases (RDB bases come with the RDB codec), so it reads "no"
+		// whatever was set. "yes" is accepted, as stock redis.conf files
+		// and Redis's own tests set it.
+		cfgSpecialOpt("aof-use-rdb-preamble", cfgMutable, "no", cfgSetRDBPreamble,
+			func(*Config) string { return "no" },
+			func(c *Config, o *cfgOption, rw *cfgRewriteState) { rw.rewriteLine(o.name, o.name+" no", false) }),
 		cfgBoolOpt("aof-timestamp-enabled", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.aofTimestampEnabled }),
 		cfgBoolOpt("appendonly", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.appendOnly }),
 		cfgBoolOpt("crash-log-enabled", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.crashLogEnabled }),
@@ -1179,6 +1185,21 @@ func cfgRewriteNotify(c *Config, o *cfgOption, rw *cfgRewriteState) {
 	rw.rewriteLine(o.name, o.name+" "+cfgRepr(cfgNotifyFlagsString(flags)), flags != 0)
 }
 
+func cfgSetRDBPreamble(c *Config, args []string, _ *cfgLoadState) string {
+	if len(args) != 1 {
+		return "wrong number of arguments"
+	}
+	switch cfgLower(args[0]) {
+	case "yes":
+		c.aofUseRDBPreamble.Store(true)
+	case "no":
+		c.aofUseRDBPreamble.Store(false)
+	default:
+		return "argument must be 'yes' or 'no'"
+	}
+	return ""
+}
+
 func cfgSetBind(c *Config, args []string, _ *cfgLoadState) string {
 	if len(args) > cfgBindAddrMax {
 		return "Too many bind addresses specified."
@@ -1756,13 +1777,16 @@ func (c *Config) LogLevel() LogLevel { return LogLevel(c.logLevel.Load()) }
 // SaveParams returns the snapshot rules ("save"); empty means disabled.
 func (c *Config) SaveParams() []SaveParam { return append([]SaveParam(nil), *c.save.Load()...) }
 
-func (c *Config) AppendOnly() bool                 { return c.appendOnly.Load() }
-func (c *Config) AppendFsync() string              { return cfgEnumFsync[c.appendFsync.Load()] } // "everysec", "always" or "no"
-func (c *Config) AppendDirname() string            { return c.appendDirname.Load() }
-func (c *Config) AppendFilename() string           { return c.appendFilename.Load() }
-func (c *Config) DBFilename() string               { return c.dbFilename.Load() }
-func (c *Config) AOFLoadTruncated() bool           { return c.aofLoadTruncated.Load() }
-func (c *Config) AOFUseRDBPreamble() bool          { return c.aofUseRDBPreamble.Load() }
+func (c *Config) AppendOnly() bool       { return c.appendOnly.Load() }
+func (c *Config) AppendFsync() string    { return cfgEnumFsync[c.appendFsync.Load()] } // "everysec", "always" or "no"
+func (c *Config) AppendDirname() string  { return c.appendDirname.Load() }
+func (c *Config) AppendFilename() string { return c.appendFilename.Load() }
+func (c *Config) DBFilename() string     { return c.dbFilename.Load() }
+func (c *Config) AOFLoadTruncated() bool { return c.aofLoadTruncated.Load() }
+
+// RDBKeySaveDelay is rdb-key-save-delay (a test knob, config_compat.go):
+// microseconds a rewrite waits per key, nanoseconds when negative.
+func (c *Config) RDBKeySaveDelay() int64           { return cfgByOpt["rdb-key-save-delay"].n(c).Load() }
 func (c *Config) AOFTimestampEnabled() bool        { return c.aofTimestampEnabled.Load() }
 func (c *Config) AOFDisableAutoGC() bool           { return c.aofDisableAutoGC.Load() }
 func (c *Config) AOFRewriteIncrementalFsync() bool { return c.aofRewriteIncrementalFsync.Load() }

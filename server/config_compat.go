@@ -7,7 +7,9 @@ package server
 // operators' files and tools that read CONFIG GET *; refusing them would
 // make such a file fail to load ("Bad directive"). Their values are kept
 // with Redis's names, aliases, defaults, bounds and mutability, so CONFIG
-// GET, CONFIG SET and CONFIG REWRITE behave as in Redis; nothing reads them.
+// GET, CONFIG SET and CONFIG REWRITE behave as in Redis; nothing reads them,
+// except rdb-key-save-delay, which paces an AOF rewrite as it paces Redis's
+// rewrite child (rewrite.go).
 //
 // Where accepting a value would promise behaviour redshard lacks, the value
 // is refused instead, with Redis's own error where Redis has one:

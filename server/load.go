@@ -218,7 +218,7 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 		}
 		cmd := srv.lookup(argv)
 		if cmd == nil || cmd.run == nil || cmd.subs != nil {
-			return fmt.Errorf("unknown command '%s' reading the append only file", argv[0])
+			return fmt.Errorf("Unknown command '%s' reading the append only file", argv[0])
 		}
 		if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
 			return fmt.Errorf("wrong number of arguments for '%s' reading the append only file", cmd.fullName)

@@ -479,9 +479,9 @@ func cmdExec(x *Exec, argv [][]byte) {
 		if l.srv.persist != nil {
 			l.p.wrote |= 1<<uint(len(l.srv.shards)) - 1
 			l.submit()
-			if err := l.srv.startRewrite(); err != nil {
-				l.srv.log.Warningf("Background append only file rewriting scheduled by EXEC failed to start: %s", err.Error())
-			}
+		}
+		if err := l.srv.startRewrite(); err != nil {
+			l.srv.log.Warningf("Background append only file rewriting scheduled by EXEC failed to start: %s", err.Error())
 		}
 	}
 	x.InMulti = false

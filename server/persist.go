@@ -83,18 +83,7 @@ func (srv *Server) openLog() error {
 // attachLog opens the log and connects the loops to it; fresh starts a new
 // log for the data set in memory (CONFIG SET appendonly yes).
 func (srv *Server) attachLog(fresh bool) error {
-	cfg := srv.cfg
-	lg, err := aof.Open(aof.Options{
-		Dir:           cfg.Dir(),
-		DirName:       cfg.AppendDirname(),
-		FileName:      cfg.AppendFilename(),
-		Fsync:         cfg.AppendFsync(),
-		LoadTruncated: cfg.AOFLoadTruncated(),
-		Fresh:         fresh,
-		Logf: func(level int, format string, args ...any) {
-			srv.log.Logf(LogLevel(level), format, args...)
-		},
-	})
+	lg, err := aof.Open(srv.aofOptions(fresh))
 	if err != nil {
 		return err
 	}
@@ -132,6 +121,23 @@ func (srv *Server) attachLog(fresh bool) error {
 		srv.wakeHeld()
 	})
 	return nil
+}
+
+// aofOptions are the log's options from the configuration.
+func (srv *Server) aofOptions(fresh bool) aof.Options {
+	cfg := srv.cfg
+	return aof.Options{
+		Dir:           cfg.Dir(),
+		DirName:       cfg.AppendDirname(),
+		FileName:      cfg.AppendFilename(),
+		Fsync:         cfg.AppendFsync(),
+		LoadTruncated: cfg.AOFLoadTruncated(),
+		Timestamps:    cfg.AOFTimestampEnabled(),
+		Fresh:         fresh,
+		Logf: func(level int, format string, args ...any) {
+			srv.log.Logf(LogLevel(level), format, args...)
+		},
+	}
 }
 
 // wakeHeld queues a release of the held clients on every loop that has
@@ -693,14 +699,15 @@ func debugLoadAOF(x *Exec) {
 	case srv.load.active.Load():
 		x.Err(loadingError)
 		return
-	case srv.persist == nil:
-		// Redis 7.0 empties the data set and loads whatever AOF the
-		// folder holds, and exits if there is none; redshard reads no AOF
-		// while appendonly is no.
-		x.Err("ERR DEBUG LOADAOF needs appendonly yes: redshard reads no AOF while the AOF is off")
-		return
 	case srv.rw.active.Load():
 		x.Err("ERR Background append only file rewriting in progress: DEBUG LOADAOF can't reload the AOF now")
+		return
+	}
+	if srv.persist == nil {
+		// Redis 7.0 empties the data set and loads whatever AOF the
+		// folder holds (and exits if there is none; redshard answers an
+		// error and keeps its data).
+		debugLoadFolder(x)
 		return
 	}
 	lg := srv.persist.log
@@ -726,6 +733,27 @@ func debugLoadAOF(x *Exec) {
 	x.OK()
 }
 
+// debugLoadFolder is DEBUG LOADAOF while appendonly is no: the folder's
+// files, as its manifest lists them, replace the data set.
+func debugLoadFolder(x *Exec) {
+	srv := x.srv
+	f := aof.OpenFolder(srv.aofOptions(false))
+	if !f.HasManifest() {
+		x.Err("ERR DEBUG LOADAOF: there is no append only file to load (appendonly is no and the AOF folder has no manifest)")
+		return
+	}
+	for _, sh := range srv.shards {
+		sh.FlushAll()
+	}
+	if _, err := srv.loadLog(srv.shards, f.Load, false); err != nil {
+		srv.log.Warningf("DEBUG LOADAOF failed, the data set in memory is incomplete: %v", err)
+		x.Err("ERR DEBUG LOADAOF failed, the data set in memory is incomplete: " + err.Error())
+		return
+	}
+	srv.log.Warningf("Append Only File loaded by DEBUG LOADAOF")
+	x.OK()
+}
+
 // installPersistHooks connects CONFIG SET appendonly and appendfsync to the
 // log. Both hooks run on the CONFIG SET caller's loop; a CONFIG SET that
 // names appendonly runs with every loop parked (configSetAllShards).
@@ -739,6 +767,11 @@ func (srv *Server) installPersistHooks() {
 			srv.fitProcs()
 		}
 		return nil
+	})
+	cfg.OnChange("aof-timestamp-enabled", func() {
+		if ps := srv.persist; ps != nil {
+			ps.log.SetTimestamps(cfg.AOFTimestampEnabled())
+		}
 	})
 	cfg.OnApply("appendonly", func() error {
 		if cfg.AppendOnly() && srv.persist == nil {
@@ -771,6 +804,13 @@ func configSetAllShards(argv [][]byte) bool {
 // (and, under always, their replies wait for the fsync) in the new
 // incremental file. Every loop is parked.
 func (srv *Server) startAppendOnly() error {
+	if srv.rw.cur.Load() != nil {
+		// A rewrite of the folder started while the AOF was off: its
+		// image has no new incremental file behind it (startAppendOnly in
+		// aof.c kills the child too).
+		srv.log.Warningf("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
+		srv.abortRewrite()
+	}
 	if err := srv.attachLog(true); err != nil {
 		srv.log.Warningf("Redis needs to enable the AOF but can't open the append only file: %v", err)
 		return errors.New("ERR Unable to turn on AOF. Check server logs.")
@@ -792,6 +832,12 @@ func (srv *Server) startAppendOnly() error {
 func (srv *Server) stopAppendOnly() {
 	ps := srv.persist
 	srv.submitAll()
+	if srv.rw.cur.Load() != nil {
+		// Redis kills its rewrite child here; redshard's rewrite runs in
+		// its loops, which drop their part of the image.
+		srv.log.Noticef("Killing running AOF rewrite child: the rewrite runs in redshard's loops (no child process) and is stopped")
+		srv.abortRewrite()
+	}
 	if err := ps.log.Close(); err != nil {
 		srv.log.Warningf("Fail to fsync the AOF file: %v", err)
 	}

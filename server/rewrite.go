@@ -45,14 +45,14 @@ type rewriteStatus struct {
 	failures  atomic.Int64 // consecutive failed rewrites (aof_rewrites_consecutive_failures)
 	count     atomic.Int64
 	remaining atomic.Int32 // shards still serializing
+	// cur is the rewrite in progress: it is set and cleared with every loop
+	// parked (or, at the end, by finishRewrite), and an abort clears it
+	// first, so a finish that lost the race to an abort changes nothing.
+	cur atomic.Pointer[aof.Rewrite]
 }
 
 func cmdBgrewriteaof(x *Exec, argv [][]byte) {
 	srv := x.srv
-	if srv.persist == nil {
-		x.Err("ERR redshard rewrites the append only file only when appendonly is yes")
-		return
-	}
 	if x.InMulti && x.cl != nil { // inside EXEC: cut after its block (multi.go)
 		if srv.rw.active.Load() {
 			x.Err("ERR Background append only file rewriting already in progress")
@@ -63,8 +63,10 @@ func cmdBgrewriteaof(x *Exec, argv [][]byte) {
 		return
 	}
 	// What this loop logged earlier in the event belongs before the cut.
-	x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
-	x.loop.submit()
+	if srv.persist != nil {
+		x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
+		x.loop.submit()
+	}
 	if err := srv.startRewrite(); err != nil {
 		x.Err(err.Error())
 		return
@@ -78,7 +80,15 @@ func (srv *Server) startRewrite() error {
 	if !srv.rw.active.CompareAndSwap(false, true) {
 		return errors.New("ERR Background append only file rewriting already in progress")
 	}
-	r, err := srv.persist.log.StartRewrite()
+	var r *aof.Rewrite
+	var err error
+	if srv.persist != nil {
+		r, err = srv.persist.log.StartRewrite()
+	} else {
+		// appendonly no: Redis 7.0 rewrites the folder all the same (a new
+		// base, no incremental file), and so does redshard.
+		r, err = aof.OpenFolder(srv.aofOptions(false)).StartRewrite()
+	}
 	if err != nil {
 		srv.rw.active.Store(false)
 		srv.rw.lastOK.Store(false)
@@ -86,6 +96,7 @@ func (srv *Server) startRewrite() error {
 		return errors.New("ERR Background append only file rewriting error: " + err.Error())
 	}
 	srv.rw.started.Store(time.Now().UnixMilli())
+	srv.rw.cur.Store(r)
 	srv.rw.remaining.Store(int32(len(srv.loops)))
 	for _, l := range srv.loops {
 		l.startRewrite(r)
@@ -119,6 +130,11 @@ func (l *Loop) rewriteStep() {
 	if l.sh.Rewriting() && !l.sh.RewriteStep(rewriteStepKeys) {
 		if l.stats.reads != l.rwReads { // clients were served since the last step
 			l.rwReads, l.rwRun = l.stats.reads, 0
+		}
+		if d := l.srv.cfg.RDBKeySaveDelay(); d != 0 {
+			l.rwRun = 0
+			go l.delayStep(d)
+			return
 		}
 		if l.rwRun++; l.rwRun < rewriteStepsInRow {
 			_ = l.el.Execute(context.Background(), l.rwStep)
@@ -175,8 +191,55 @@ func (srv *Server) newSysClient() *Client {
 	return cl
 }
 
+// delayStep queues the next rewrite step after rdb-key-save-delay
+// microseconds per slot of a step (a negative value is nanoseconds, as
+// Redis's debugDelay): the test knob that slows Redis's rewrite child down
+// slows redshard's rewrite the same way, without stopping the loop. The
+// wait ends early when the option is set back to 0.
+func (l *Loop) delayStep(d int64) {
+	wait := time.Duration(d) * time.Microsecond
+	if d < 0 {
+		wait = time.Duration(-d)
+	}
+	wait *= rewriteDelayedSlots
+	for end := time.Now().Add(wait); ; {
+		left := time.Until(end)
+		if left <= 0 || l.srv.cfg.RDBKeySaveDelay() == 0 {
+			break
+		}
+		time.Sleep(min(left, 20*time.Millisecond))
+	}
+	_ = l.el.Execute(context.Background(), l.rwStep)
+}
+
+// rewriteDelayedSlots is a step's size while rdb-key-save-delay is set.
+const rewriteDelayedSlots = 16
+
+// abortRewrite stops the rewrite in progress, if any, as Redis kills its
+// rewrite child: every loop drops its part of the image and the temp file
+// is deleted. Every loop is parked.
+func (srv *Server) abortRewrite() bool {
+	r := srv.rw.cur.Swap(nil)
+	if r == nil {
+		return false
+	}
+	for _, l := range srv.loops {
+		if l.rwJob == r {
+			l.sh.AbortRewrite()
+			l.rwWriter, l.rwJob = nil, nil
+		}
+	}
+	r.Abort()
+	srv.rw.lastSecs.Store((time.Now().UnixMilli() - srv.rw.started.Load()) / 1000)
+	srv.rw.active.Store(false)
+	return true
+}
+
 func (srv *Server) finishRewrite(r *aof.Rewrite) {
 	err := r.Finish()
+	if !srv.rw.cur.CompareAndSwap(r, nil) {
+		return // aborted meanwhile (abortRewrite did the accounting)
+	}
 	secs := (time.Now().UnixMilli() - srv.rw.started.Load()) / 1000
 	srv.rw.lastSecs.Store(secs)
 	srv.rw.count.Add(1)

@@ -108,3 +108,7 @@ func (s *Shard) serialize(db *DB, slot int32) {
 	}
 	s.rw.emit(db.ID, argv)
 }
+
+// AbortRewrite drops the image in progress (the rewrite was stopped). Keys
+// already serialized keep the epoch, which the next StartRewrite moves on.
+func (s *Shard) AbortRewrite() { s.rw = nil }

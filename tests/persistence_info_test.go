@@ -294,11 +294,40 @@ func TestDebugLoadAOF(t *testing.T) {
 		})
 	}
 	t.Run("appendonly no", func(t *testing.T) {
+		// As Redis 7.0: with the AOF off, BGREWRITEAOF still writes the
+		// folder (a base, no incr file) and DEBUG LOADAOF loads it back.
 		s := startServer(t, "--enable-debug-command", "yes")
 		rc := s.raw(t)
 		rc.do(resp("SET", "k", "v"), "+OK\r\n")
-		rc.do(resp("DEBUG", "LOADAOF"), "-ERR DEBUG LOADAOF needs appendonly yes: redshard reads no AOF while the AOF is off\r\n")
+		// No folder yet: an error, and the data set is kept.
+		rc.do(resp("DEBUG", "LOADAOF"), "-ERR DEBUG LOADAOF: there is no append only file to load (appendonly is no and the AOF folder has no manifest)\r\n")
 		rc.do(resp("GET", "k"), bulk("v"))
+		rc.do(resp("BGREWRITEAOF"), "+Background append only file rewriting started\r\n")
+		p := mustDialP(t, s.Addr)
+		defer p.close()
+		waitRewrite(t, p)
+		m, err := os.ReadFile(manifestOf(s.Dir))
+		if err != nil {
+			t.Fatalf("no manifest after BGREWRITEAOF with appendonly no: %v", err)
+		}
+		if want := "file appendonly.aof.1.base.aof seq 1 type b\n"; string(m) != want {
+			t.Errorf("manifest = %q, want %q", m, want)
+		}
+		// Not logged (the AOF is off): DEBUG LOADAOF drops it.
+		rc.do(resp("SET", "later", "x"), "+OK\r\n")
+		rc.do(resp("DEBUG", "LOADAOF"), "+OK\r\n")
+		rc.do(resp("GET", "k"), bulk("v"))
+		rc.do(resp("EXISTS", "later"), ":0\r\n")
+		// A second rewrite replaces the base.
+		rc.do(resp("BGREWRITEAOF"), "+Background append only file rewriting started\r\n")
+		waitRewrite(t, p)
+		m, _ = os.ReadFile(manifestOf(s.Dir))
+		if want := "file appendonly.aof.2.base.aof seq 2 type b\n"; string(m) != want {
+			t.Errorf("manifest after the second rewrite = %q, want %q", m, want)
+		}
+		if _, err := os.Stat(filepath.Join(aofDir(s.Dir), "appendonly.aof.1.base.aof")); !os.IsNotExist(err) {
+			t.Errorf("the old base is still there: %v", err)
+		}
 	})
 }
 

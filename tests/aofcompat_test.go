@@ -1,0 +1,173 @@
+package tests
+
+// The AOF as Redis 7.0 behaves at its edges: timestamp annotations and
+// point-in-time recovery with redis-check-aof, BGREWRITEAOF while the AOF
+// is off, a rewrite stopped by CONFIG SET appendonly no, and the options
+// that read what redshard does.
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// firstLine returns the first line of a file, without its line end.
+func firstLine(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	return strings.TrimRight(line, "\r\n")
+}
+
+// manifestFiles returns the files a manifest lists, by type ('b', 'i').
+func manifestFiles(t *testing.T, dataDir string) map[byte][]string {
+	t.Helper()
+	data, err := os.ReadFile(manifestOf(dataDir))
+	if err != nil {
+		t.Fatalf("read manifest: %v", err)
+	}
+	out := map[byte][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 6 {
+			out[f[5][0]] = append(out[f[5][0]], f[1])
+		}
+	}
+	return out
+}
+
+func TestAOFTimestampAnnotations(t *testing.T) {
+	s := startServer(t, aofArgs("always")...)
+	p := mustDialP(t, s.Addr)
+	defer p.close()
+	p.mustDo(t, "CONFIG", "SET", "aof-timestamp-enabled", "yes")
+	before := time.Now().Unix()
+	p.mustDo(t, "SET", "foo1", "bar1")
+	incr := filepath.Join(aofDir(s.Dir), manifestFiles(t, s.Dir)['i'][0])
+	line := firstLine(t, incr)
+	if !strings.HasPrefix(line, "#TS:") {
+		t.Fatalf("first line of %s = %q, want a #TS: annotation", incr, line)
+	}
+	if ts, err := strconv.ParseInt(line[4:], 10, 64); err != nil || ts < before || ts > time.Now().Unix() {
+		t.Errorf("timestamp %q is not the time of the write (%d..%d)", line, before, time.Now().Unix())
+	}
+	// A later second gets its own annotation, before its group.
+	time.Sleep(1100 * time.Millisecond)
+	p.mustDo(t, "SET", "foo2", "bar2")
+	data, _ := os.ReadFile(incr)
+	if n := bytes.Count(data, []byte("#TS:")); n != 2 {
+		t.Errorf("%d timestamp annotations after writes in two seconds, want 2:\n%q", n, data)
+	}
+	// A rewrite's base starts with one too.
+	p.mustDo(t, "BGREWRITEAOF")
+	waitRewrite(t, p)
+	base := filepath.Join(aofDir(s.Dir), manifestFiles(t, s.Dir)['b'][0])
+	if line := firstLine(t, base); !strings.HasPrefix(line, "#TS:") {
+		t.Errorf("first line of the base %s = %q, want a #TS: annotation", base, line)
+	}
+	// The new incr file starts with its own annotation.
+	p.mustDo(t, "SET", "foo2b", "bar2b")
+	incr2 := filepath.Join(aofDir(s.Dir), manifestFiles(t, s.Dir)['i'][0])
+	t1, err := strconv.ParseInt(strings.TrimPrefix(firstLine(t, incr2), "#TS:"), 10, 64)
+	if err != nil {
+		t.Fatalf("new incr file %s does not start with a timestamp: %q", incr2, firstLine(t, incr2))
+	}
+	time.Sleep(1100 * time.Millisecond) // foo3 is a second later
+	p.mustDo(t, "SET", "foo3", "bar3")
+	s.stop()
+
+	// Point-in-time recovery: redis-check-aof --truncate-to-timestamp
+	// cuts our incr file between groups, and redshard loads what is left.
+	bin, err := exec.LookPath("redis-check-aof")
+	if err != nil {
+		t.Skip("redis-check-aof is not installed (package redis-tools)")
+	}
+	out, err := exec.Command(bin, manifestOf(s.Dir)).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("All AOF files and manifest are valid")) {
+		t.Fatalf("redis-check-aof: %v\n%s", err, out)
+	}
+	// Cut at t1: the base and foo2b stay, foo3 (a second later) goes;
+	// redis-check-aof cuts the last file at its first annotation past t1.
+	out, err = exec.Command(bin, "--truncate-to-timestamp", strconv.FormatInt(t1, 10), manifestOf(s.Dir)).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("Successfully truncated AOF")) {
+		t.Fatalf("redis-check-aof --truncate-to-timestamp: %v\n%s", err, out)
+	}
+	s2 := startServerIn(t, s.Dir, aofArgs("always")...)
+	p2 := mustDialP(t, s2.Addr)
+	defer p2.close()
+	for k, want := range map[string]string{"foo1": "bar1", "foo2": "bar2", "foo2b": "bar2b"} {
+		if r := p2.mustDo(t, "GET", k); r.s != want {
+			t.Errorf("GET %s after the truncation = %q, want %q", k, r.s, want)
+		}
+	}
+	if r := p2.mustDo(t, "EXISTS", "foo3"); r.n != 0 {
+		t.Errorf("foo3, written after the timestamp, survived the truncation")
+	}
+}
+
+func TestAOFRewriteStoppedByAppendonlyNo(t *testing.T) {
+	s := startServer(t, aofArgs("everysec", "--enable-debug-command", "yes")...)
+	p := mustDialP(t, s.Addr)
+	defer p.close()
+	p.mustDo(t, "SET", "k", "v")
+	// rdb-key-save-delay slows the rewrite down as it slows Redis's child.
+	p.mustDo(t, "CONFIG", "SET", "rdb-key-save-delay", "10000000")
+	p.mustDo(t, "BGREWRITEAOF")
+	if r := p.mustDo(t, "BGREWRITEAOF"); !strings.Contains(r.s, "already in progress") {
+		t.Errorf("second BGREWRITEAOF = %q, want the already-in-progress error", r.s)
+	}
+	if r := p.mustDo(t, "INFO", "persistence"); !strings.Contains(r.s, "aof_rewrite_in_progress:1") {
+		t.Fatalf("no rewrite in progress with rdb-key-save-delay set:\n%s", r.s)
+	}
+	p.mustDo(t, "CONFIG", "SET", "appendonly", "no")
+	if r := p.mustDo(t, "INFO", "persistence"); !strings.Contains(r.s, "aof_rewrite_in_progress:0") {
+		t.Errorf("the rewrite goes on after appendonly no:\n%s", r.s)
+	}
+	waitFor(t, "the log line of the stopped rewrite", func() bool {
+		return strings.Contains(s.log.String(), "Killing running AOF rewrite child")
+	})
+	matches, _ := filepath.Glob(filepath.Join(aofDir(s.Dir), "temp-rewriteaof-*"))
+	if len(matches) > 0 {
+		t.Errorf("temp files left after the rewrite was stopped: %v", matches)
+	}
+	// With the delay off, a rewrite while the AOF is off completes and
+	// leaves the folder with a base alone, which DEBUG LOADAOF loads.
+	p.mustDo(t, "CONFIG", "SET", "rdb-key-save-delay", "0")
+	p.mustDo(t, "SET", "k2", "v2")
+	p.mustDo(t, "BGREWRITEAOF")
+	waitRewrite(t, p)
+	if files := manifestFiles(t, s.Dir); len(files['b']) != 1 || len(files['i']) != 0 {
+		t.Errorf("manifest after a rewrite with the AOF off lists %v, want one base and no incr", files)
+	}
+	p.mustDo(t, "DEL", "k")
+	p.mustDo(t, "DEBUG", "LOADAOF")
+	if r := p.mustDo(t, "GET", "k"); r.s != "v" {
+		t.Errorf("GET k after DEBUG LOADAOF = %q, want v", r.s)
+	}
+	if r := p.mustDo(t, "GET", "k2"); r.s != "v2" {
+		t.Errorf("GET k2 after DEBUG LOADAOF = %q, want v2", r.s)
+	}
+}
+
+func TestAOFUseRDBPreambleReadsWhatIsDone(t *testing.T) {
+	s := startServer(t, "--aof-use-rdb-preamble", "yes")
+	p := mustDialP(t, s.Addr)
+	defer p.close()
+	if r := p.mustDo(t, "CONFIG", "GET", "aof-use-rdb-preamble"); r.String() != `["aof-use-rdb-preamble" "no"]` {
+		t.Errorf("CONFIG GET aof-use-rdb-preamble = %s, want no (redshard writes RESP bases)", r)
+	}
+	p.mustDo(t, "CONFIG", "SET", "aof-use-rdb-preamble", "yes")
+	if r := p.mustDo(t, "CONFIG", "SET", "aof-use-rdb-preamble", "maybe"); !strings.Contains(r.s, "argument must be 'yes' or 'no'") {
+		t.Errorf("CONFIG SET aof-use-rdb-preamble maybe = %q", r.s)
+	}
+}
