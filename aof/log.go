@@ -104,7 +104,8 @@ type Log struct {
 	manifest   *Manifest // guarded by manifestMu
 
 	policy     atomic.Int32
-	timestamps atomic.Bool // aof-timestamp-enabled
+	timestamps atomic.Bool  // aof-timestamp-enabled
+	flushSleep atomic.Int64 // nanoseconds the writer sleeps before each write (DEBUG AOF-FLUSH-SLEEP)
 	written    atomic.Uint64
 	durable    atomic.Uint64
 	wake       chan struct{} // capacity 1: a pending signal to the writer
@@ -191,6 +192,17 @@ func Open(o Options) (*Log, error) {
 		}
 	case err != nil:
 		return nil, err
+	case m.Base != nil && len(m.Incr) == 0 && m.Base.Name == o.FileName:
+		// An upgrade interrupted after the manifest was written and before
+		// the old file moved into the folder: finish it (Redis's
+		// loadAppendOnlyFiles, third case of its upgrade rule).
+		if _, err := l.fs.Stat(l.path(o.FileName)); errors.Is(err, fs.ErrNotExist) {
+			if up, err := l.upgrade(m); err != nil {
+				return nil, err
+			} else if up {
+				dirty = true
+			}
+		}
 	}
 	var stale []ManifestEntry
 	if o.Fresh {
@@ -334,8 +346,10 @@ func (l *Log) upgrade(m *Manifest) (bool, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		return false, nil
 	}
-	m.Base = &ManifestEntry{Name: l.o.FileName, Seq: 1, Type: typeBase}
-	m.BaseSeq = 1
+	if m.Base == nil { // else an interrupted upgrade named it already
+		m.Base = &ManifestEntry{Name: l.o.FileName, Seq: 1, Type: typeBase}
+		m.BaseSeq = 1
+	}
 	if err := writeManifest(l.fs, l.dir, l.o.FileName, m); err != nil {
 		return false, err
 	}
@@ -400,6 +414,11 @@ func (l *Log) SetFsync(policy string) error {
 // SetTimestamps turns Redis's timestamp annotations on or off
 // (CONFIG SET aof-timestamp-enabled).
 func (l *Log) SetTimestamps(on bool) { l.timestamps.Store(on) }
+
+// SetFlushSleep makes every write of a group wait d first, as Redis's
+// DEBUG AOF-FLUSH-SLEEP, so tests can widen the window between a group's
+// commands and its write; 0 turns it off.
+func (l *Log) SetFlushSleep(d time.Duration) { l.flushSleep.Store(int64(d)) }
 
 // Written returns the highest sequence whose batch is in the file: its
 // write(2) returned (under "always", its fdatasync too: a group whose

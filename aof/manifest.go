@@ -61,7 +61,13 @@ type ManifestError struct {
 
 func (e *ManifestError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("aof: manifest %s line %d ('%s'): %s", e.Path, e.Line, e.Text, e.Reason)
+		// The reason first, in Redis's words, which operators grep: a
+		// log line is cut at 1024 bytes, and so is the line quoted here.
+		text := e.Text
+		if len(text) > 128 {
+			text = text[:128] + "..."
+		}
+		return fmt.Sprintf("aof: %s: manifest %s line %d ('%s')", e.Reason, e.Path, e.Line, text)
 	}
 	return fmt.Sprintf("aof: manifest %s: %s", e.Path, e.Reason)
 }

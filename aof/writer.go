@@ -351,6 +351,9 @@ func (w *writerState) flush() bool {
 		}
 		w.needTrunc = false
 	}
+	if d := l.flushSleep.Load(); d > 0 {
+		time.Sleep(time.Duration(d)) // DEBUG AOF-FLUSH-SLEEP
+	}
 	var ts int64
 	if l.timestamps.Load() {
 		// One annotation per second at most, before the first group of

@@ -1352,6 +1352,8 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Reply with a test value of the specified type. <type> can be: string,",
 			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
 			"    true, false.",
+			"AOF-FLUSH-SLEEP <microsec>",
+			"    Server will sleep before flushing the AOF, this is used for testing.",
 			"SET-ACTIVE-EXPIRE <0|1>",
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -1381,6 +1383,15 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		secs := cStrtod(argv[2])
 		if d := time.Duration(secs * float64(time.Second)); d > 0 {
 			time.Sleep(d)
+		}
+		x.OK()
+	case len(argv) == 3 && shard.EqualFold(sub, "aof-flush-sleep"):
+		// Microseconds the log's writer sleeps before each write; kept by
+		// the server so that a log opened later gets it too.
+		us := cAtoi(argv[2])
+		x.srv.aofFlushSleep.Store(us)
+		if ps := x.srv.persist; ps != nil {
+			ps.log.SetFlushSleep(time.Duration(us) * time.Microsecond)
 		}
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):

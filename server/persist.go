@@ -89,6 +89,7 @@ func (srv *Server) attachLog(fresh bool) error {
 	}
 	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards)), pend: make([]pendingKeys, len(srv.shards))}
 	lg.OnLatency(srv.addLatency) // aof-write, aof-fsync-always (latency.go)
+	lg.SetFlushSleep(time.Duration(srv.aofFlushSleep.Load()) * time.Microsecond)
 	for _, l := range srv.loops {
 		l := l
 		l.p.prod = lg.NewProducer()

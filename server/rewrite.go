@@ -171,12 +171,56 @@ func (srv *Server) maybeAutoRewrite() {
 	if st.CurrentSize < srv.cfg.AutoAOFRewriteMinSize() || (st.CurrentSize-base)*100/base < pct {
 		return
 	}
+	if limited, minutes := srv.rwLimit.limited(srv.rw.failures.Load(), time.Now()); limited {
+		if minutes > 0 {
+			srv.log.Warningf("Background AOF rewrite has repeatedly failed and triggered the limit, will retry in %d minutes", minutes)
+		}
+		return
+	}
 	sys := srv.sysClient
 	if sys.hopOut || len(sys.qbuf) > 0 {
 		return
 	}
 	srv.log.Noticef("Starting automatic rewriting of AOF on %d%% growth", (st.CurrentSize-base)*100/base)
 	sys.onData(bgrewriteaofRequest)
+}
+
+// rewriteLimiter is Redis's aofRewriteLimited: after three consecutive
+// failed rewrites, automatic rewrites wait 1 minute, then 2, 4, ... up to
+// an hour between attempts, so a failing disk is not hammered by a rewrite
+// every cron tick. (Each failed attempt leaves one more incremental file,
+// as in Redis.) A success resets it. It is used on loop 0 only.
+type rewriteLimiter struct {
+	delayMinutes int
+	next         time.Time
+}
+
+const (
+	rewriteLimitThreshold  = 3
+	rewriteLimitMaxMinutes = 60
+)
+
+// limited reports whether an automatic rewrite must wait; minutes > 0
+// when a new wait starts now (the caller logs it).
+func (rl *rewriteLimiter) limited(failures int64, now time.Time) (limited bool, minutes int) {
+	if failures < rewriteLimitThreshold {
+		rl.delayMinutes, rl.next = 0, time.Time{}
+		return false, 0
+	}
+	if !rl.next.IsZero() {
+		if now.Before(rl.next) {
+			return true, 0
+		}
+		rl.next = time.Time{}
+		return false, 0
+	}
+	if rl.delayMinutes == 0 {
+		rl.delayMinutes = 1
+	} else {
+		rl.delayMinutes = min(rl.delayMinutes*2, rewriteLimitMaxMinutes)
+	}
+	rl.next = now.Add(time.Duration(rl.delayMinutes) * time.Minute)
+	return true, rl.delayMinutes
 }
 
 var bgrewriteaofRequest = []byte("*1\r\n$12\r\nBGREWRITEAOF\r\n")

@@ -59,12 +59,15 @@ type Server struct {
 	infoSampler instSampler // INFO's instantaneous rates and memory peak
 	obs         obsState    // SLOWLOG, LATENCY, MONITOR, metrics (obs.go)
 
-	persist    *persist // the AOF, nil when appendonly is no
-	rw         rewriteStatus
-	sysClient  *Client     // loop 0's internal client (automatic rewrites)
-	logFailing atomic.Bool // the AOF's last write or fsync failed
-	load       loadState   // loading the AOF at start (persist.go)
-	blk        serverBlocking
+	persist *persist // the AOF, nil when appendonly is no
+	rw      rewriteStatus
+	rwLimit rewriteLimiter // automatic rewrites after failures (loop 0)
+	// aofFlushSleep is DEBUG AOF-FLUSH-SLEEP, in microseconds.
+	aofFlushSleep atomic.Int64
+	sysClient     *Client     // loop 0's internal client (automatic rewrites)
+	logFailing    atomic.Bool // the AOF's last write or fsync failed
+	load          loadState   // loading the AOF at start (persist.go)
+	blk           serverBlocking
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way

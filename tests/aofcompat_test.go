@@ -171,3 +171,32 @@ func TestAOFUseRDBPreambleReadsWhatIsDone(t *testing.T) {
 		t.Errorf("CONFIG SET aof-use-rdb-preamble maybe = %q", r.s)
 	}
 }
+
+// TestDebugAOFFlushSleepHoldsReplies: DEBUG AOF-FLUSH-SLEEP delays every
+// write of the log, and under always a write's reply still waits for it
+// (the barrier Redis's "AOF fsync always barrier issue" test probes).
+func TestDebugAOFFlushSleepHoldsReplies(t *testing.T) {
+	s := startServer(t, aofArgs("always", "--enable-debug-command", "yes")...)
+	p := mustDialP(t, s.Addr)
+	defer p.close()
+	p.mustDo(t, "SET", "warm", "up")
+	p.mustDo(t, "DEBUG", "AOF-FLUSH-SLEEP", "300000")
+	incr := filepath.Join(aofDir(s.Dir), manifestFiles(t, s.Dir)['i'][0])
+	st, _ := os.Stat(incr)
+	t0 := time.Now()
+	if r := p.mustDo(t, "INCR", "n"); r.n != 1 {
+		t.Fatalf("INCR = %v", r)
+	}
+	if d := time.Since(t0); d < 300*time.Millisecond {
+		t.Errorf("INCR answered after %v, before the 300 ms flush sleep ended", d)
+	}
+	if st2, _ := os.Stat(incr); st2.Size() <= st.Size() {
+		t.Errorf("INCR answered before its write reached the file (size %d -> %d)", st.Size(), st2.Size())
+	}
+	p.mustDo(t, "DEBUG", "AOF-FLUSH-SLEEP", "0")
+	t0 = time.Now()
+	p.mustDo(t, "INCR", "n")
+	if d := time.Since(t0); d > 250*time.Millisecond {
+		t.Errorf("INCR took %v with the flush sleep off", d)
+	}
+}
