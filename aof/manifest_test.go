@@ -97,6 +97,51 @@ func TestOpenMigratesAnOldStyleAOF(t *testing.T) {
 	}
 }
 
+// TestOpenFinishesAnInterruptedUpgrade: the manifest names the old file
+// as its base but the file is still in dir (a crash between the manifest
+// and the move): Open moves it and loads it, as Redis 7 does.
+func TestOpenFinishesAnInterruptedUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	old := appendCommand(nil, args("SET", "old", "1"))
+	if err := os.WriteFile(filepath.Join(dir, "appendonly.aof"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "appendonlydir"), 0o755)
+	os.WriteFile(manifestPath(dir), []byte("file appendonly.aof seq 1 type b\n"), 0o644)
+	got, _, err := loadAll(t, testOptions(dir, FsyncEverysec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != "SET old 1" {
+		t.Fatalf("loaded %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "appendonly.aof")); !os.IsNotExist(err) {
+		t.Fatalf("the old file is still in dir: %v", err)
+	}
+	m, _ := os.ReadFile(manifestPath(dir))
+	if want := "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"; string(m) != want {
+		t.Fatalf("manifest %q, want %q", m, want)
+	}
+}
+
+// TestOpenErrorsUseRedisWords: the reasons operators grep for lead the
+// message, in Redis's words and strerror's.
+func TestOpenErrorsUseRedisWords(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "appendonlydir"), 0o755)
+	os.WriteFile(manifestPath(dir), []byte("file appendonly.aof.1.incr.aof seq 1 type i\n"), 0o644)
+	_, err := Open(testOptions(dir, FsyncEverysec))
+	if err == nil || !strings.Contains(err.Error(), "The append log file appendonly.aof.1.incr.aof doesn't exist: No such file or directory") {
+		t.Fatalf("Open with a missing file = %v", err)
+	}
+	long := strings.Repeat("file appendonly.aof.1.base.aof seq 1 type b ", 40) + "\n"
+	os.WriteFile(manifestPath(dir), []byte(long), 0o644)
+	_, err = Open(testOptions(dir, FsyncEverysec))
+	if err == nil || !strings.HasPrefix(err.Error(), "aof: The AOF manifest file contains too long line: ") || len(err.Error()) > 400 {
+		t.Fatalf("Open with a long manifest line = %v", err)
+	}
+}
+
 // TestOpenRemovesHistoryFiles: history entries (left by a rewrite) are
 // deleted and dropped from the manifest.
 func TestOpenRemovesHistoryFiles(t *testing.T) {

@@ -383,3 +383,36 @@ func TestCommandsRedisAppendedAfterOurGroupsFollowRedisRules(t *testing.T) {
 		})
 	}
 }
+
+// TestTimestampAnnotationsInATornTail: with aof-timestamp-enabled a "#TS:"
+// line stands in front of a group's own annotation. A file cut anywhere
+// from that line on loads the whole groups before it, and the load cuts
+// the file back to no further than the last whole group's end.
+func TestTimestampAnnotationsInATornTail(t *testing.T) {
+	o, data, groups := writeGroups(t, 3)
+	starts := groupStarts(t, data)
+	last := starts[len(starts)-1]
+	ts := appendTimestamp(nil, 1796150000)
+	withTS := append(append(append([]byte(nil), data[:last]...), ts...), data[last:]...)
+	want := flatten(groups[:len(groups)-1])
+	for cut := last; cut < len(withTS); cut++ {
+		c := copyFolder(t, o, withTS[:cut])
+		c.LoadTruncated = true
+		got, _, err := loadAll(t, c)
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		if g := withDB(got); !slices.Equal(g, want) {
+			t.Fatalf("cut at %d: loaded %q, want %q", cut, g, want)
+		}
+		if fi, err := os.Stat(incrPath(c.Dir, 1)); err != nil || fi.Size() < int64(last) || fi.Size() > int64(last+len(ts)) {
+			t.Fatalf("cut at %d: file is %d bytes after the load, want %d..%d", cut, fi.Size(), last, last+len(ts))
+		}
+	}
+	// Whole, it loads every group.
+	c := copyFolder(t, o, withTS)
+	got, _, err := loadAll(t, c)
+	if err != nil || !slices.Equal(withDB(got), flatten(groups)) {
+		t.Fatalf("whole file: err=%v loaded %q", err, got)
+	}
+}
