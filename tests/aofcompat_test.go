@@ -200,3 +200,54 @@ func TestDebugAOFFlushSleepHoldsReplies(t *testing.T) {
 		t.Errorf("INCR took %v with the flush sleep off", d)
 	}
 }
+
+// TestTwoServersShareADirWithTheirOwnAppendfilename: two servers in one
+// dir with different appendfilename keep separate manifests and files in
+// the one folder, upgrade their own old single files, rewrite and restart
+// without touching each other's (Redis 7.0's "two redis share the same
+// server dir").
+func TestTwoServersShareADirWithTheirOwnAppendfilename(t *testing.T) {
+	dir := t.TempDir()
+	// Old single files of both, as redis-server 6 left them.
+	old := func(k, v string) string { return resp("SET", k, v) }
+	os.WriteFile(filepath.Join(dir, "appendonly.aof"), []byte(old("k1", "v1")), 0o644)
+	os.WriteFile(filepath.Join(dir, "appendonly.aof2"), []byte(old("k4", "v4")), 0o644)
+	a := startServerIn(t, dir, "--appendonly", "yes")
+	b := startServerIn(t, dir, "--appendonly", "yes", "--appendfilename", "appendonly.aof2")
+	pa, pb := mustDialP(t, a.Addr), mustDialP(t, b.Addr)
+	check := func(p *pconn, has, hasNot string) {
+		t.Helper()
+		if r := p.mustDo(t, "EXISTS", has); r.n != 1 {
+			t.Errorf("%s missing", has)
+		}
+		if r := p.mustDo(t, "EXISTS", hasNot); r.n != 0 {
+			t.Errorf("%s, the other server's key, is here", hasNot)
+		}
+	}
+	check(pa, "k1", "k4")
+	check(pb, "k4", "k1")
+	pa.mustDo(t, "SET", "a", "1")
+	pb.mustDo(t, "SET", "b", "2")
+	pa.mustDo(t, "BGREWRITEAOF")
+	waitRewrite(t, pa)
+	pb.mustDo(t, "BGREWRITEAOF")
+	waitRewrite(t, pb)
+	pa.close()
+	pb.close()
+	a.stop()
+	b.stop()
+	for _, name := range []string{"appendonly.aof.manifest", "appendonly.aof2.manifest"} {
+		if _, err := os.Stat(filepath.Join(aofDir(dir), name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	a = startServerIn(t, dir, "--appendonly", "yes")
+	b = startServerIn(t, dir, "--appendonly", "yes", "--appendfilename", "appendonly.aof2")
+	pa, pb = mustDialP(t, a.Addr), mustDialP(t, b.Addr)
+	defer pa.close()
+	defer pb.close()
+	check(pa, "a", "b")
+	check(pb, "b", "a")
+	check(pa, "k1", "k4")
+	check(pb, "k4", "k1")
+}
