@@ -236,6 +236,7 @@ func Run(cfg *Config, log *Logger) error {
 		return err
 	}
 	srv.initListeners(addrs)
+	srv.showBanner() // after the sockets are bound, as Redis: scripts wait for its PID line
 	// The listeners are up: clients connect while the AOF loads, and get
 	// -LOADING until it is loaded (persist.go).
 	srv.startLoading()
