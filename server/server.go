@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,9 +71,8 @@ type Server struct {
 	lsn          listeners     // sockets of CONFIG SET port/bind (listen.go)
 	activeExpire atomic.Bool
 
-	shutdownOnce sync.Once
-	shutdownErr  chan error
-	lastSave     atomic.Int64
+	shut     shutdownState // SHUTDOWN and the shutdown signals (shutdown.go)
+	lastSave atomic.Int64
 
 	memStartup  int64           // used_memory_startup
 	shardBudget atomic.Int64    // each shard's share of maxmemory; 0: no limit, -1: nothing fits
@@ -159,13 +157,12 @@ func Run(cfg *Config, log *Logger) error {
 		n = 64 // a transaction's shard set is a uint64 mask
 	}
 	srv := &Server{
-		cfg:         cfg,
-		log:         log,
-		loopByEL:    make(map[gnet.EventLoop]*Loop),
-		startTime:   time.Now(),
-		timing:      true,
-		shutdownErr: make(chan error, 1),
-		stopCh:      make(chan struct{}),
+		cfg:       cfg,
+		log:       log,
+		loopByEL:  make(map[gnet.EventLoop]*Loop),
+		startTime: time.Now(),
+		timing:    true,
+		stopCh:    make(chan struct{}),
 	}
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
@@ -198,8 +195,7 @@ func Run(cfg *Config, log *Logger) error {
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
+	srv.initShutdown()
 	srv.sysClient = srv.newSysClient()
 	if err := srv.openLog(); err != nil {
 		return err
@@ -259,21 +255,10 @@ func Run(cfg *Config, log *Logger) error {
 		close(srv.stopCh)
 		_ = srv.eng.Stop(context.Background())
 		return err
-	case sig := <-sigc:
-		name := "SIGTERM"
-		if sig == syscall.SIGINT {
-			name = "SIGINT"
-		}
-		srv.log.Warningf("Received %s scheduling shutdown...", name)
-		srv.shutdown()
-	case <-srv.shutdownErr:
+	case <-srv.shut.exitReq:
 	}
-	srv.stopping.Store(true)
-	srv.waitLoader() // it gives up at once, or finishes its swap
-	close(srv.stopCh)
-	_ = srv.eng.Stop(context.Background())
-	srv.closeLog()
-	srv.log.Warningf("Redis is now ready to exit, bye bye...")
+	// The loops stay parked: the process exits when Run returns.
+	srv.finishExit()
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -106,5 +107,134 @@ func TestStartNoBanner(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no %q line within 15s", want)
 		}
+	}
+}
+
+// waitLog waits up to 5s for the server's log to contain line.
+func (s *server) waitLog(t *testing.T, line string) {
+	t.Helper()
+	waitFor(t, "log line "+strconv.Quote(line), func() bool { return strings.Contains(s.log.String(), line) })
+}
+
+// TestShutdownIsPrompt: SIGTERM and SHUTDOWN exit as soon as the AOF is
+// flushed and fsynced (they used to wait for gnet's 500 ms poll), and the
+// last acknowledged write is in the log.
+func TestShutdownIsPrompt(t *testing.T) {
+	for _, how := range []string{"SIGTERM", "SHUTDOWN"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			s := startServerIn(t, dir, "--appendonly", "yes", "--appendfsync", "always")
+			rc := s.raw(t)
+			rc.do(resp("SET", "k", "v1"), "+OK\r\n")
+			start := time.Now()
+			if how == "SIGTERM" {
+				_ = s.cmd.Process.Signal(syscall.SIGTERM)
+			} else {
+				rc.write(resp("SHUTDOWN"))
+			}
+			if err := s.exited(10 * time.Second); err != nil {
+				t.Fatalf("exit status %v, want 0", err)
+			}
+			if took := time.Since(start); took > 400*time.Millisecond {
+				t.Errorf("%s took %v to exit", how, took)
+			}
+			for _, l := range []string{"User requested shutdown...", "Calling fsync() on the AOF file.",
+				"Redis is now ready to exit, bye bye..."} {
+				if !strings.Contains(s.log.String(), l) {
+					t.Errorf("log lacks %q:\n%s", l, s.log.String())
+				}
+			}
+			s2 := startServerIn(t, dir, "--appendonly", "yes")
+			s2.raw(t).do(resp("GET", "k"), bulk("v1"))
+		})
+	}
+}
+
+// TestShutdownSave: redshard cannot write an RDB, so a shutdown asked to
+// save fails as a Redis save that fails: SHUTDOWN SAVE gets Redis's error
+// and the server goes on; FORCE exits anyway.
+func TestShutdownSave(t *testing.T) {
+	s := startServer(t)
+	rc := s.raw(t)
+	rc.do(resp("SHUTDOWN", "SAVE"), "-ERR Errors trying to SHUTDOWN. Check logs.\r\n")
+	s.waitLog(t, "# Error trying to save the DB, can't exit.")
+	rc.do(resp("PING"), "+PONG\r\n")
+	rc.do(resp("SHUTDOWN", "NOSAVE", "SAVE"), "-ERR syntax error\r\n")
+	rc.do(resp("SHUTDOWN", "ABORT", "NOW"), "-ERR syntax error\r\n")
+	rc.write(resp("SHUTDOWN", "SAVE", "NOW", "FORCE"))
+	rc.expectClosed()
+	if err := s.exited(10 * time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0", err)
+	}
+	if !strings.Contains(s.log.String(), "# Error trying to save the DB. Exit anyway.") {
+		t.Errorf("log:\n%s", s.log.String())
+	}
+}
+
+// TestShutdownAbortSignal: a SIGTERM held by DEBUG PAUSE-CRON is cancelled
+// by SHUTDOWN ABORT (Redis's "SHUTDOWN ABORT can cancel SIGTERM"); a second
+// SIGTERM goes through once the cron runs again.
+func TestShutdownAbortSignal(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes")
+	rc := s.raw(t)
+	rc.do(resp("SHUTDOWN", "ABORT"), "-ERR No shutdown in progress.\r\n")
+	rc.do(resp("DEBUG", "PAUSE-CRON", "1"), "+OK\r\n")
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	s.waitLog(t, "# Received SIGTERM scheduling shutdown...")
+	rc.do(resp("SHUTDOWN", "ABORT"), "+OK\r\n")
+	s.waitLog(t, "* Shutdown manually aborted.")
+	rc.do(resp("DEBUG", "PAUSE-CRON", "0"), "+OK\r\n")
+	rc.do(resp("PING"), "+PONG\r\n")
+	rc.do(resp("SHUTDOWN", "ABORT"), "-ERR No shutdown in progress.\r\n")
+
+	rc.do(resp("DEBUG", "PAUSE-CRON", "1"), "+OK\r\n")
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, "a second SIGTERM", func() bool {
+		return strings.Count(s.log.String(), "Received SIGTERM scheduling shutdown...") == 2
+	})
+	rc.do(resp("PING"), "+PONG\r\n") // held while the cron is paused
+	rc.write(resp("DEBUG", "PAUSE-CRON", "0"))
+	if err := s.exited(10 * time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0", err)
+	}
+}
+
+// TestShutdownOnSignalOptions: shutdown-on-sigterm and shutdown-on-sigint
+// take Redis's flags; "save" makes the signal's shutdown fail (no RDB) and
+// the server go on, "save force" exits anyway; a second SIGINT while a
+// shutdown is pending exits at once with status 1.
+func TestShutdownOnSignalOptions(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes", "--shutdown-on-sigint", "nosave", "now")
+	rc := s.raw(t)
+	rc.do(resp("CONFIG", "GET", "shutdown-on-sigint"), "*2\r\n"+bulk("shutdown-on-sigint")+bulk("nosave now"))
+	rc.do(resp("CONFIG", "SET", "shutdown-on-sigterm", "save nosave"),
+		"-ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - shutdown options SAVE and NOSAVE can't be used simultaneously\r\n")
+	rc.do(resp("CONFIG", "SET", "shutdown-on-sigterm", "later"),
+		"-ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - argument(s) must be one of the following: default, save, nosave, now, force\r\n")
+	rc.do(resp("CONFIG", "SET", "shutdown-on-sigterm", "SAVE"), "+OK\r\n")
+	rc.do(resp("CONFIG", "GET", "shutdown-on-sigterm"), "*2\r\n"+bulk("shutdown-on-sigterm")+bulk("save"))
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	s.waitLog(t, "# Error trying to save the DB, can't exit.")
+	rc.do(resp("PING"), "+PONG\r\n")
+
+	rc.do(resp("DEBUG", "PAUSE-CRON", "1"), "+OK\r\n")
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	s.waitLog(t, "# Received SIGINT scheduling shutdown...")
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	err := s.exited(10 * time.Second)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit status after a second SIGINT: %v, want 1", err)
+	}
+	if !strings.Contains(s.log.String(), "# You insist... exiting now.") {
+		t.Errorf("log:\n%s", s.log.String())
+	}
+
+	s = startServer(t, "--shutdown-on-sigterm", "save force")
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := s.exited(10 * time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0", err)
+	}
+	if !strings.Contains(s.log.String(), "# Error trying to save the DB. Exit anyway.") {
+		t.Errorf("log:\n%s", s.log.String())
 	}
 }
