@@ -2,12 +2,14 @@ package server
 
 // Redis 7.0.15 options that redshard accepts and reports but that steer
 // machinery it does not have: replication, Redis Cluster, active
-// defragmentation, syslog, OOM score adjustment, process titles, dump
-// payload sanitising. The stock redis.conf sets several of them, and so do
+// defragmentation, syslog, process titles, dump payload sanitising (and
+// two that are real, oom-score-adj and oom-score-adj-values, applied by
+// oom.go). The stock redis.conf sets several of them, and so do
 // operators' files and tools that read CONFIG GET *; refusing them would
 // make such a file fail to load ("Bad directive"). Their values are kept
 // with Redis's names, aliases, defaults, bounds and mutability, so CONFIG
-// GET, CONFIG SET and CONFIG REWRITE behave as in Redis; nothing reads them.
+// GET, CONFIG SET and CONFIG REWRITE behave as in Redis; but for the
+// oom-score-adj pair, nothing reads them.
 //
 // Where accepting a value would promise behaviour redshard lacks, the value
 // is refused instead, with Redis's own error where Redis has one:

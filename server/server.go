@@ -79,6 +79,7 @@ type Server struct {
 	cmem        serverClientMem // client eviction (clientmem.go)
 	ps          pubsubRegistry  // pub/sub subscriptions (pubsub.go)
 	procs       procs           // GOMAXPROCS policy (procs.go)
+	oom         oomState        // oom-score-adj (oom.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -236,6 +237,7 @@ func Run(cfg *Config, log *Logger) error {
 	// The listeners are up: clients connect while the AOF loads, and get
 	// -LOADING until it is loaded (persist.go).
 	srv.startLoading()
+	srv.initOOMScoreAdj()
 	srv.ready.Store(true)
 	if srv.persist == nil {
 		srv.log.Noticef("Ready to accept connections tcp")

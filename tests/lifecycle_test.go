@@ -6,6 +6,7 @@ package tests
 import (
 	"bufio"
 	"net"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -236,5 +237,60 @@ func TestShutdownOnSignalOptions(t *testing.T) {
 	}
 	if !strings.Contains(s.log.String(), "# Error trying to save the DB. Exit anyway.") {
 		t.Errorf("log:\n%s", s.log.String())
+	}
+}
+
+// oomScoreAdj reads /proc/<pid>/oom_score_adj.
+func oomScoreAdj(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/oom_score_adj")
+	if err != nil {
+		t.Skipf("no oom_score_adj: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestOOMScoreAdj: oom-score-adj and oom-score-adj-values set the process's
+// oom_score_adj as Redis 7.0 does (relative to the score it started with,
+// or absolute, clamped to 1000), at start and on CONFIG SET, and "no"
+// restores the original score.
+func TestOOMScoreAdj(t *testing.T) {
+	base := oomScoreAdj(t, os.Getpid()) // the server inherits ours
+	if base > 900 {
+		t.Skipf("oom_score_adj %d leaves no room", base)
+	}
+	s := startServer(t, "--oom-score-adj-values", "10 20 30", "--oom-score-adj", "relative")
+	pid := s.cmd.Process.Pid
+	if got := oomScoreAdj(t, pid); got != base+10 {
+		t.Fatalf("at start: oom_score_adj %d, want %d", got, base+10)
+	}
+	rc := s.raw(t)
+	rc.do(resp("CONFIG", "GET", "oom-score-adj"), "*2\r\n"+bulk("oom-score-adj")+bulk("yes"))
+	rc.do(resp("CONFIG", "SET", "oom-score-adj-values", "15 20 30"), "+OK\r\n")
+	if got := oomScoreAdj(t, pid); got != base+15 {
+		t.Errorf("relative 15: oom_score_adj %d, want %d", got, base+15)
+	}
+	rc.do(resp("CONFIG", "SET", "oom-score-adj", "absolute", "oom-score-adj-values", "950 950 950"), "+OK\r\n")
+	if got := oomScoreAdj(t, pid); got != 950 {
+		t.Errorf("absolute 950: oom_score_adj %d, want 950", got)
+	}
+	rc.do(resp("CONFIG", "SET", "oom-score-adj", "relative", "oom-score-adj-values", "990 990 990"), "+OK\r\n")
+	if want := min(base+990, 1000); oomScoreAdj(t, pid) != want {
+		t.Errorf("relative 990: oom_score_adj %d, want %d (clamped)", oomScoreAdj(t, pid), want)
+	}
+	rc.do(resp("CONFIG", "SET", "oom-score-adj-values", "2001 2001 2001"),
+		"-ERR CONFIG SET failed (possibly related to argument 'oom-score-adj-values') - Invalid oom-score-adj-values, elements must be between -2000 and 2000.\r\n")
+	rc.do(resp("CONFIG", "SET", "oom-score-adj", "no"), "+OK\r\n")
+	if got := oomScoreAdj(t, pid); got != base {
+		t.Errorf("after oom-score-adj no: oom_score_adj %d, want %d", got, base)
+	}
+	// Disabled, the values don't touch the score.
+	rc.do(resp("CONFIG", "SET", "oom-score-adj-values", "40 50 60"), "+OK\r\n")
+	if got := oomScoreAdj(t, pid); got != base {
+		t.Errorf("values set while disabled: oom_score_adj %d, want %d", got, base)
 	}
 }
