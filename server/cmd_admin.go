@@ -1366,8 +1366,12 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 			"    default.",
+			"PANIC",
+			"    Crash the server simulating a panic.",
 			"PAUSE-CRON <0|1>",
 			"    Stop periodic cron job processing.",
+			"SEGFAULT",
+			"    Crash the server with sigsegv.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
 		})
@@ -1395,6 +1399,10 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			time.Sleep(d)
 		}
 		x.OK()
+	case len(argv) == 2 && shard.EqualFold(sub, "segfault"):
+		debugSegfault(x, argv) // crash.go
+	case len(argv) == 2 && shard.EqualFold(sub, "panic"):
+		debugPanic()
 	case len(argv) == 3 && shard.EqualFold(sub, "pause-cron"):
 		x.srv.setCronPaused(cAtoi(argv[2]) != 0)
 		x.OK()

@@ -80,6 +80,7 @@ type Server struct {
 	ps          pubsubRegistry  // pub/sub subscriptions (pubsub.go)
 	procs       procs           // GOMAXPROCS policy (procs.go)
 	oom         oomState        // oom-score-adj (oom.go)
+	crash       crashState      // the crash report (crash.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -129,6 +130,9 @@ type Loop struct {
 	pfKeys   [][]byte // prefetch.go: keys of the commands about to run
 	pfFields [][]byte // prefetch.go: hash fields of the commands about to run
 	pfSink   uint64   // keeps the prefetch loads alive
+
+	curCl   *Client  // the client whose command runs, for the crash report (crash.go)
+	curArgv [][]byte // and its command
 }
 
 // Exec is the context of one command: the data-command context plus, for
@@ -197,6 +201,7 @@ func Run(cfg *Config, log *Logger) error {
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
 	srv.initShutdown()
+	srv.initCrashHandlers() // crash.go
 	srv.sysClient = srv.newSysClient()
 	if err := srv.openLog(); err != nil {
 		return err
@@ -494,6 +499,11 @@ func (srv *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
 
 func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	cl := c.Context().(*Client)
+	defer func() { // a panic is reported as Redis reports a crash (crash.go)
+		if r := recover(); r != nil {
+			srv.crashFromPanic(r, cl.loop)
+		}
+	}()
 	data, _ := c.Next(-1)
 	if cl.pending {
 		if !srv.ready.Load() && string(data) == srv.probeToken {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startRaw starts redshard-server on a free port with args and returns the
@@ -293,4 +295,111 @@ func TestOOMScoreAdj(t *testing.T) {
 	if got := oomScoreAdj(t, pid); got != base {
 		t.Errorf("values set while disabled: oom_score_adj %d, want %d", got, base)
 	}
+}
+
+// noCores keeps a server that is about to crash from dumping a core.
+func noCores(s *server) {
+	_ = unix.Prlimit(s.cmd.Process.Pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil)
+}
+
+// diedBy checks that the server died by sig, as Redis does after its
+// crash report.
+func diedBy(t *testing.T, s *server, sig syscall.Signal) {
+	t.Helper()
+	err := s.exited(10 * time.Second)
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		t.Fatalf("exit status %v, want death by %v", err, sig)
+	}
+	ws := ee.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != sig {
+		t.Fatalf("exit status %v, want death by %v", err, sig)
+	}
+}
+
+// inOrder checks that log holds each of parts, in this order.
+func inOrder(t *testing.T, log string, parts ...string) {
+	t.Helper()
+	rest := log
+	for _, p := range parts {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			t.Fatalf("crash report lacks %q (in this place)\n--- log ---\n%s", p, log)
+		}
+		rest = rest[i+len(p):]
+	}
+}
+
+// TestCrashReportDebugSegfault: DEBUG SEGFAULT (a real write to a
+// read-only page) writes Redis's crash report, with the stack of every
+// goroutine (both loops), INFO, the client list and the client being
+// served with its command, then the process dies by SIGSEGV.
+func TestCrashReportDebugSegfault(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes", "--shards", "2")
+	noCores(s)
+	rc := s.raw(t)
+	rc.do(resp("SET", "foo", "bar"), "+OK\r\n")
+	rc.write(resp("DEBUG", "SEGFAULT"))
+	rc.expectClosed()
+	diedBy(t, s, syscall.SIGSEGV)
+	log := s.log.String()
+	inOrder(t, log,
+		"=== REDSHARD BUG REPORT START: Cut & paste starting from here ===",
+		"# Redis 7.0.15 crashed by signal: 11\n",
+		"# Accessing address: 0x",
+		"\n------ STACK TRACE ------\n",
+		"server.debugSegfault(",
+		"\n------ INFO OUTPUT ------\n",
+		"redis_version:7.0.15",
+		"db0:keys=1,",
+		"\n------ CLIENT LIST OUTPUT ------\nid=",
+		"\n------ CURRENT CLIENT INFO ------\nid=",
+		"argv[0]: '\"DEBUG\"'\nargv[1]: '\"SEGFAULT\"'\n",
+		"=== REDSHARD BUG REPORT END. Make sure to include from START to END. ===")
+	if n := strings.Count(log, "gnet/v2.(*eventloop).orbit("); n < 2 {
+		t.Errorf("the stack trace shows %d event loops, want both", n)
+	}
+}
+
+// TestCrashReportSignals: SIGABRT and SIGSEGV sent to the process write the
+// report (no current client: none is being served) and the process dies by
+// the signal; with crash-log-enabled no it dies without a report.
+func TestCrashReportSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGABRT, syscall.SIGSEGV} {
+		s := startServer(t)
+		noCores(s)
+		s.raw(t).do(resp("PING"), "+PONG\r\n")
+		_ = s.cmd.Process.Signal(sig)
+		diedBy(t, s, sig)
+		log := s.log.String()
+		inOrder(t, log, "# Redis 7.0.15 crashed by signal: "+strconv.Itoa(int(sig))+"\n",
+			"\n------ STACK TRACE ------\n", "\n------ INFO OUTPUT ------\n", "process_id:",
+			"\n------ CLIENT LIST OUTPUT ------\n", "=== REDSHARD BUG REPORT END.")
+		if strings.Contains(log, "CURRENT CLIENT INFO") {
+			t.Errorf("%v: a current client while none is served:\n%s", sig, log)
+		}
+	}
+	s := startServer(t, "--crash-log-enabled", "no")
+	noCores(s)
+	_ = s.cmd.Process.Signal(syscall.SIGABRT)
+	diedBy(t, s, syscall.SIGABRT)
+	if strings.Contains(s.log.String(), "crashed by signal") {
+		t.Errorf("crash report with crash-log-enabled no:\n%s", s.log.String())
+	}
+}
+
+// TestCrashReportDebugPanic: DEBUG PANIC is Redis's serverPanic: the
+// "Guru Meditation" lines, the report, and death by SIGABRT.
+func TestCrashReportDebugPanic(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes")
+	noCores(s)
+	rc := s.raw(t)
+	rc.write(resp("DEBUG", "PANIC"))
+	rc.expectClosed()
+	diedBy(t, s, syscall.SIGABRT)
+	inOrder(t, s.log.String(), "=== REDSHARD BUG REPORT START",
+		"# !!! Software Failure. Press left mouse button to continue\n",
+		"# Guru Meditation: DEBUG PANIC called at Unix time ", " #server/crash.go:",
+		"\n------ STACK TRACE ------\n", "\n------ INFO OUTPUT ------\n",
+		"\n------ CURRENT CLIENT INFO ------\n", "argv[1]: '\"PANIC\"'", "=== REDSHARD BUG REPORT END.")
 }
