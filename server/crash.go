@@ -23,6 +23,12 @@ package server
 // that does not stop within a second (say it is parked in the transaction
 // that crashed) leaves those sections out, with a line saying so.
 //
+// A fatal error of the Go runtime (a panic on a goroutine that no guard
+// covers, a concurrent map write, running out of memory) cannot be
+// recovered: the runtime prints it and exits with status 2. Its output goes
+// to standard error and, through debug.SetCrashOutput, to the log file too
+// (to standard output when the log is there and standard error is not).
+//
 // What Go cannot give: the si_code and sender of a signal (Go's signal
 // channel carries only its number), registers and the code around the
 // faulting instruction; those lines of Redis's report are not written.
@@ -56,12 +62,35 @@ type crashState struct {
 // in Go code is a panic, handled where it happens).
 func (srv *Server) initCrashHandlers() {
 	srv.crash.frozen = make(chan struct{})
+	srv.setCrashOutput()
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, crashSignals...)
 	go func() {
 		sig := (<-ch).(syscall.Signal)
 		srv.crashReport(crashInfo{sig: sig})
 	}()
+}
+
+// setCrashOutput sends the Go runtime's fatal error output to the log as
+// well as to standard error.
+func (srv *Server) setCrashOutput() {
+	if path := srv.cfg.LogFile(); path != "" {
+		if f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666); err == nil {
+			_ = debug.SetCrashOutput(f, debug.CrashOptions{})
+			f.Close()
+		}
+		return
+	}
+	if !sameFile(os.Stdout, os.Stderr) {
+		_ = debug.SetCrashOutput(os.Stdout, debug.CrashOptions{})
+	}
+}
+
+// sameFile tells whether a and b are open on the same file.
+func sameFile(a, b *os.File) bool {
+	sa, err1 := a.Stat()
+	sb, err2 := b.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // crashInfo describes a crash.

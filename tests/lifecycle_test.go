@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -402,4 +403,22 @@ func TestCrashReportDebugPanic(t *testing.T) {
 		"# Guru Meditation: DEBUG PANIC called at Unix time ", " #server/crash.go:",
 		"\n------ STACK TRACE ------\n", "\n------ INFO OUTPUT ------\n",
 		"\n------ CURRENT CLIENT INFO ------\n", "argv[1]: '\"PANIC\"'", "=== REDSHARD BUG REPORT END.")
+}
+
+// TestGoFatalOutputInLogFile: what the Go runtime prints when it dies on
+// its own (here the goroutine dump of SIGQUIT; an unrecovered panic or a
+// fatal error takes the same path) goes to the log file as well as to
+// standard error.
+func TestGoFatalOutputInLogFile(t *testing.T) {
+	s := startServer(t, "--logfile", "server.log")
+	noCores(s)
+	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+	_ = s.exited(10 * time.Second)
+	b, err := os.ReadFile(filepath.Join(s.Dir, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := string(b); !strings.Contains(log, "SIGQUIT: quit") || !strings.Contains(log, "goroutine ") {
+		t.Fatalf("the log file lacks the runtime's dump:\n%s", log)
+	}
 }
