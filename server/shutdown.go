@@ -101,7 +101,7 @@ func (srv *Server) signalLoop() {
 			// A second Ctrl+C: the user wants out now, without saving.
 			srv.log.Warningf("You insist... exiting now.")
 			os.Exit(1) // not a clean shutdown
-		} else if srv.load.active.Load() {
+		} else if srv.loading() {
 			msg = "Received shutdown signal during loading, scheduling shutdown."
 		}
 		srv.log.Warningf("%s", msg)
@@ -132,7 +132,7 @@ func (srv *Server) serveShutdownAsap() {
 		flags = srv.cfg.ShutdownOnSigterm()
 	}
 	if !srv.prepareForShutdownLocked(flags) {
-		if srv.load.active.Load() {
+		if srv.loading() {
 			srv.log.Warningf("SIGTERM received but errors trying to shut down the server, check the logs for more information")
 		}
 		st.asap = false
@@ -155,7 +155,7 @@ func (srv *Server) prepareForShutdownLocked(flags int64) bool {
 	if st.exiting {
 		return true
 	}
-	if srv.load.active.Load() {
+	if srv.loading() {
 		// Never save half a data set.
 		flags = flags&^shutdownSave | shutdownNosave
 	}
@@ -184,6 +184,10 @@ func (srv *Server) prepareForShutdownLocked(flags int64) bool {
 	}
 	return true
 }
+
+// loading tells whether the data set is not loaded yet: the AOF loads, or
+// the server has not started loading it (clients get -LOADING either way).
+func (srv *Server) loading() bool { return !srv.ready.Load() || srv.load.active.Load() }
 
 // abortShutdown is Redis's abortShutdown: it cancels a shutdown a signal
 // asked for and that has not started yet.

@@ -422,3 +422,37 @@ func TestGoFatalOutputInLogFile(t *testing.T) {
 		t.Fatalf("the log file lacks the runtime's dump:\n%s", log)
 	}
 }
+
+// TestSIGTERMDuringLoading: a SIGTERM while the AOF loads is logged with
+// Redis's words for it and ends the process (status 0) without saving.
+func TestSIGTERMDuringLoading(t *testing.T) {
+	dir := t.TempDir()
+	piWriteRedisAOF(t, dir, 300000)
+	s := piStartNoWait(t, dir, "--appendonly", "yes", "--shards", "2", "--shutdown-on-sigterm", "save")
+	var c net.Conn
+	waitFor(t, "the port", func() bool {
+		var err error
+		c, err = net.DialTimeout("tcp", s.Addr, 100*time.Millisecond)
+		return err == nil
+	})
+	rc := &rawConn{t: t, c: c, r: bufio.NewReader(c)}
+	t.Cleanup(func() { c.Close() })
+	rc.write(resp("GET", "key:1"))
+	if l := rc.line(); l != "-LOADING Redis is loading the dataset in memory" {
+		t.Skipf("the load ended before the test could see it (%q)", l)
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := s.exited(10 * time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0\n%s", err, s.log.String())
+	}
+	log := s.log.String()
+	if strings.Contains(log, "DB loaded from append only file") {
+		t.Skip("the load ended before the signal")
+	}
+	// shutdown-on-sigterm save is overridden: a half-loaded data set is never saved.
+	inOrder(t, log, "# Received shutdown signal during loading, scheduling shutdown.",
+		"# User requested shutdown...", "# Redis is now ready to exit, bye bye...")
+	if strings.Contains(log, "Saving the final RDB snapshot") {
+		t.Errorf("a save was attempted while loading:\n%s", log)
+	}
+}
