@@ -24,13 +24,15 @@ var errOOMScoreAdj = errors.New("Failed to set current oom_score_adj. Check serv
 // initOOMScoreAdj applies oom-score-adj at start and on every CONFIG SET of
 // it or of oom-score-adj-values (Redis's updateOOMScoreAdj apply function).
 func (srv *Server) initOOMScoreAdj() {
-	srv.cfg.OnApply("oom-score-adj-values", func() error {
+	warn := func() error {
 		if v := srv.cfg.OOMScoreAdjValues(); v[1] < v[0] || v[2] < v[1] {
 			srv.log.Warningf("The oom-score-adj-values configuration may not work for non-privileged processes! " +
 				"Please consult the documentation.")
 		}
 		return nil
-	})
+	}
+	warn() // Redis warns as it reads the value from the config
+	srv.cfg.OnApply("oom-score-adj-values", warn)
 	for _, name := range []string{"oom-score-adj", "oom-score-adj-values"} {
 		srv.cfg.OnApply(name, func() error {
 			if !srv.setOOMScoreAdj() {

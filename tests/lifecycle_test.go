@@ -296,6 +296,12 @@ func TestOOMScoreAdj(t *testing.T) {
 	if got := oomScoreAdj(t, pid); got != base {
 		t.Errorf("values set while disabled: oom_score_adj %d, want %d", got, base)
 	}
+	const warning = "# The oom-score-adj-values configuration may not work for non-privileged processes! Please consult the documentation."
+	if strings.Contains(s.log.String(), warning) {
+		t.Errorf("warning for increasing values")
+	}
+	rc.do(resp("CONFIG", "SET", "oom-score-adj-values", "60 50 40"), "+OK\r\n")
+	s.waitLog(t, warning)
 }
 
 // noCores keeps a server that is about to crash from dumping a core.
