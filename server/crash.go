@@ -3,8 +3,9 @@ package server
 // The crash report, as Redis 7.0's debug.c writes it (sigsegvHandler,
 // _serverPanic, printCrashReport, bugReportEnd): on SIGSEGV, SIGBUS,
 // SIGFPE, SIGILL or SIGABRT sent to the process, on DEBUG SEGFAULT (a real
-// write to a read-only page), on DEBUG PANIC, and on a Go panic while a
-// loop serves a client's input, the log gets
+// write to a read-only page), on DEBUG PANIC (a Go panic), and on any Go
+// panic while a loop serves a client's input or runs a hop or transaction
+// for one, the log gets
 //
 //	=== REDSHARD BUG REPORT START ... ===
 //	Redis 7.0.15 crashed by signal: 11         (or the "Guru Meditation" of a panic)
@@ -12,6 +13,7 @@ package server
 //	------ INFO OUTPUT ------                  INFO all
 //	------ CLIENT LIST OUTPUT ------
 //	------ CURRENT CLIENT INFO ------          the client being served and its argv
+//	------ MODULES INFO OUTPUT ------          empty: redshard has no modules
 //	=== REDSHARD BUG REPORT END ... ===        and where to report it
 //
 // and the process dies by the signal (a panic by SIGABRT, as Redis's
