@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -29,6 +28,9 @@ func (srv *Server) startBackground() {
 			time.Sleep(time.Second / time.Duration(hz))
 			if srv.stopping.Load() {
 				return
+			}
+			if srv.shut.paused.Load() { // DEBUG PAUSE-CRON 1
+				continue
 			}
 			for _, l := range srv.loops {
 				if l.cronBusy.CompareAndSwap(false, true) {
@@ -109,19 +111,4 @@ func (l *Loop) closeIdleClients(now time.Time) {
 			cl.flush()
 		}
 	}
-}
-
-// shutdown stops the server: the AOF issue adds the final flush and fsync.
-func (srv *Server) shutdown() {
-	srv.shutdownOnce.Do(func() {
-		srv.stopping.Store(true)
-		srv.log.Warningf("User requested shutdown...")
-		if pf := srv.cfg.PidFile(); pf != "" {
-			_ = os.Remove(pf)
-		}
-		select {
-		case srv.shutdownErr <- nil:
-		default:
-		}
-	})
 }

@@ -1254,19 +1254,22 @@ func cmdTime(x *Exec, argv [][]byte) {
 
 func cmdLastsave(x *Exec, argv [][]byte) { x.Int(x.srv.lastSave.Load()) }
 
-// cmdShutdown is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. A shutdown is
-// never pending (it starts at once), so ABORT always finds none. On success
-// nothing is replied: the connection closes, as when Redis exits.
+// cmdShutdown is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] (Redis's
+// shutdownCommand, see shutdown.go). On success nothing is replied: the
+// connection closes as the process exits, as when Redis exits.
 func cmdShutdown(x *Exec, argv [][]byte) {
-	var nosave, save, abort, other bool
+	var flags int64
+	abort := false
 	for _, a := range argv[1:] {
 		switch {
 		case shard.EqualFold(a, "nosave"):
-			nosave = true
+			flags |= shutdownNosave
 		case shard.EqualFold(a, "save"):
-			save = true
-		case shard.EqualFold(a, "now"), shard.EqualFold(a, "force"):
-			other = true
+			flags |= shutdownSave
+		case shard.EqualFold(a, "now"):
+			flags |= shutdownNow
+		case shard.EqualFold(a, "force"):
+			flags |= shutdownForce
 		case shard.EqualFold(a, "abort"):
 			abort = true
 		default:
@@ -1274,16 +1277,23 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 			return
 		}
 	}
-	if (abort && (nosave || save || other)) || (nosave && save) {
+	if (abort && flags != 0) || (flags&shutdownNosave != 0 && flags&shutdownSave != 0) {
 		x.Err(shard.ErrSyntax)
 		return
 	}
 	if abort {
-		x.Err("ERR No shutdown in progress.")
+		if x.srv.abortShutdown() {
+			x.OK()
+		} else {
+			x.Err("ERR No shutdown in progress.")
+		}
+		return
+	}
+	if !x.srv.prepareForShutdown(flags) {
+		x.Err("ERR Errors trying to SHUTDOWN. Check logs.")
 		return
 	}
 	x.cl.closing = true
-	x.srv.shutdown()
 }
 
 // ---------------------------------------------------------------------------
@@ -1358,6 +1368,12 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 			"    default.",
+			"PANIC",
+			"    Crash the server simulating a panic.",
+			"PAUSE-CRON <0|1>",
+			"    Stop periodic cron job processing.",
+			"SEGFAULT",
+			"    Crash the server with sigsegv.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
 		})
@@ -1393,6 +1409,13 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		if ps := x.srv.persist; ps != nil {
 			ps.log.SetFlushSleep(time.Duration(us) * time.Microsecond)
 		}
+		x.OK()
+	case len(argv) == 2 && shard.EqualFold(sub, "segfault"):
+		debugSegfault(x, argv) // crash.go
+	case len(argv) == 2 && shard.EqualFold(sub, "panic"):
+		debugPanic()
+	case len(argv) == 3 && shard.EqualFold(sub, "pause-cron"):
+		x.srv.setCronPaused(cAtoi(argv[2]) != 0)
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):
 		x.srv.activeExpire.Store(cAtoi(argv[2]) != 0)

@@ -31,7 +31,8 @@ func (c *admConn) OutboundBuffered() int { return 0 }
 func admServer(t testing.TB, n int) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
-	srv := &Server{cfg: cfg, log: NewLoggerTo(io.Discard, cfg), startTime: time.Now(), shutdownErr: make(chan error, 1)}
+	srv := &Server{cfg: cfg, log: NewLoggerTo(io.Discard, cfg), startTime: time.Now()}
+	srv.shut.exitReq = make(chan struct{}, 1)
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
 	srv.buildCommandTable()
@@ -614,11 +615,33 @@ func TestConfigAndMisc(t *testing.T) {
 	if st := srv.loops[0].stats.cmds[srv.cmds["debug"].id]; st.rejected != 2 || st.failed != 0 || st.calls != 0 {
 		t.Errorf("refused DEBUG counted as %+v", st)
 	}
-	if r := admDo(srv, cl, "shutdown", "nosave"); r != "" || !cl.closing {
-		t.Errorf("SHUTDOWN: %q", r)
+	// redshard cannot write an RDB: SHUTDOWN SAVE takes Redis's path for a
+	// failed save, and the server goes on; FORCE exits anyway. (Not while
+	// loading, which ready=false stands for: then nothing is saved.)
+	srv.ready.Store(true)
+	if r := admDo(srv, cl, "shutdown", "save"); r != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" || cl.closing {
+		t.Errorf("SHUTDOWN SAVE: %q", r)
 	}
 	select {
-	case <-srv.shutdownErr:
+	case <-srv.shut.exitReq:
+		t.Errorf("SHUTDOWN SAVE stopped the server")
+	default:
+	}
+	// A signal's shutdown held by DEBUG PAUSE-CRON can be aborted.
+	srv.shut.paused.Store(true)
+	srv.shut.asap = true
+	if r := admDo(srv, cl, "shutdown", "abort"); r != "+OK\r\n" {
+		t.Errorf("SHUTDOWN ABORT of a pending shutdown: %q", r)
+	}
+	if r := admDo(srv, cl, "shutdown", "abort"); r != "-ERR No shutdown in progress.\r\n" {
+		t.Errorf("second SHUTDOWN ABORT: %q", r)
+	}
+	srv.shut.paused.Store(false)
+	if r := admDo(srv, cl, "shutdown", "save", "force"); r != "" || !cl.closing {
+		t.Errorf("SHUTDOWN SAVE FORCE: %q", r)
+	}
+	select {
+	case <-srv.shut.exitReq:
 	default:
 		t.Errorf("SHUTDOWN did not stop the server")
 	}

@@ -226,6 +226,8 @@ type Config struct {
 	maxmemoryClients          atomic.Int64
 	activeExpireEffort        atomic.Int64
 	shutdownTimeout           atomic.Int64
+	shutdownOnSigint          atomic.Int64 // SHUTDOWN flags (shutdown.go)
+	shutdownOnSigterm         atomic.Int64
 	unixSocketPerm            atomic.Int64
 	slowlogMaxLen             atomic.Int64
 	slowlogLogSlowerThan      atomic.Int64
@@ -449,6 +451,8 @@ func cfgBuildTable() []*cfgOption {
 		{name: "hz", kind: cfgNum, flags: cfgMutable, min: 0, max: cfgIntMax, def: "10",
 			n: func(c *Config) *atomic.Int64 { return &c.hz }, norm: cfgClampHz},
 		cfgNumOpt("shutdown-timeout", "", cfgMutable, 0, cfgIntMax, "10", func(c *Config) *atomic.Int64 { return &c.shutdownTimeout }),
+		cfgShutdownOnSigOpt("shutdown-on-sigint", func(c *Config) *atomic.Int64 { return &c.shutdownOnSigint }),
+		cfgShutdownOnSigOpt("shutdown-on-sigterm", func(c *Config) *atomic.Int64 { return &c.shutdownOnSigterm }),
 		cfgNumOpt("maxclients", "", cfgMutable|cfgUnsigned, 1, cfgUintMax, "10000", func(c *Config) *atomic.Int64 { return &c.maxClients }),
 		cfgNumOpt("unixsocketperm", "", cfgImmutable|cfgUnsigned|cfgOctal, 0, 0o777, "0", func(c *Config) *atomic.Int64 { return &c.unixSocketPerm }),
 		cfgNumOpt("slowlog-max-len", "", cfgMutable, 0, cfgLongMax, "128", func(c *Config) *atomic.Int64 { return &c.slowlogMaxLen }),

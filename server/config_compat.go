@@ -2,14 +2,15 @@ package server
 
 // Redis 7.0.15 options that redshard accepts and reports but that steer
 // machinery it does not have: replication, Redis Cluster, active
-// defragmentation, syslog, OOM score adjustment, process titles, dump
-// payload sanitising. The stock redis.conf sets several of them, and so do
+// defragmentation, syslog, process titles, dump payload sanitising (and
+// two that are real, oom-score-adj and oom-score-adj-values, applied by
+// oom.go). The stock redis.conf sets several of them, and so do
 // operators' files and tools that read CONFIG GET *; refusing them would
 // make such a file fail to load ("Bad directive"). Their values are kept
 // with Redis's names, aliases, defaults, bounds and mutability, so CONFIG
-// GET, CONFIG SET and CONFIG REWRITE behave as in Redis; nothing reads them,
-// except rdb-key-save-delay, which paces an AOF rewrite as it paces Redis's
-// rewrite child (rewrite.go).
+// GET, CONFIG SET and CONFIG REWRITE behave as in Redis; nothing reads them
+// but the oom-score-adj pair and rdb-key-save-delay, which paces an AOF
+// rewrite as it paces Redis's rewrite child (rewrite.go).
 //
 // Where accepting a value would promise behaviour redshard lacks, the value
 // is refused instead, with Redis's own error where Redis has one:
@@ -20,8 +21,8 @@ package server
 //   - replicaof/slaveof <host> <port>: redshard cannot be a replica; only
 //     "replicaof no one" loads, and CONFIG GET shows "" as a master's does.
 // Left out on purpose, so they stay "Bad directive": the tls-* options (as
-// in a Redis built without TLS) and shutdown-on-sigint/sigterm (redshard's
-// signal shutdown has no save/nosave/now/force variants).
+// in a Redis built without TLS). shutdown-on-sigint/sigterm are real options
+// (shutdown.go).
 
 import (
 	"strconv"

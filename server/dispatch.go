@@ -312,6 +312,11 @@ func (h *hop) add(cmd *Cmd, argv [][]byte, inline bool) {
 func (cl *Client) runHop(context.Context) error {
 	h := &cl.hop
 	loop := cl.srv.loops[h.target]
+	defer func() {
+		if r := recover(); r != nil {
+			cl.srv.crashFromPanic(r, loop) // crash.go
+		}
+	}()
 	loop.runRemote(cl, h)
 	_ = cl.loop.el.Execute(context.Background(), cl.doneRunnable)
 	return nil
@@ -330,6 +335,11 @@ func (cl *Client) runTx(context.Context) error {
 		rest := h.mask &^ (1<<(uint(last)+1) - 1)
 		me = bits.TrailingZeros64(rest)
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			srv.crashFromPanic(r, srv.loops[me]) // crash.go
+		}
+	}()
 	srv.loops[me].evictNow() // a transaction must not see clients over maxmemory-clients (clientmem.go)
 	if me != h.target {
 		// What this loop logged must precede what the executor will log.
@@ -576,11 +586,13 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 		return
 	}
+	l.curCl, l.curArgv = x.cl, argv
 	if cmd.run != nil {
 		cmd.run(&x.Ctx, argv)
 	} else {
 		cmd.exec(x, argv)
 	}
+	l.curCl, l.curArgv = nil, nil
 	st := &l.stats.cmds[cmd.id]
 	st.calls++
 	var ns int64

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,15 +74,16 @@ type Server struct {
 	lsn          listeners     // sockets of CONFIG SET port/bind (listen.go)
 	activeExpire atomic.Bool
 
-	shutdownOnce sync.Once
-	shutdownErr  chan error
-	lastSave     atomic.Int64
+	shut     shutdownState // SHUTDOWN and the shutdown signals (shutdown.go)
+	lastSave atomic.Int64
 
 	memStartup  int64           // used_memory_startup
 	shardBudget atomic.Int64    // each shard's share of maxmemory; 0: no limit, -1: nothing fits
 	cmem        serverClientMem // client eviction (clientmem.go)
 	ps          pubsubRegistry  // pub/sub subscriptions (pubsub.go)
 	procs       procs           // GOMAXPROCS policy (procs.go)
+	oom         oomState        // oom-score-adj (oom.go)
+	crash       crashState      // the crash report (crash.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -133,6 +133,9 @@ type Loop struct {
 	pfKeys   [][]byte // prefetch.go: keys of the commands about to run
 	pfFields [][]byte // prefetch.go: hash fields of the commands about to run
 	pfSink   uint64   // keeps the prefetch loads alive
+
+	curCl   *Client  // the client whose command runs, for the crash report (crash.go)
+	curArgv [][]byte // and its command
 }
 
 // Exec is the context of one command: the data-command context plus, for
@@ -162,13 +165,12 @@ func Run(cfg *Config, log *Logger) error {
 		n = 64 // a transaction's shard set is a uint64 mask
 	}
 	srv := &Server{
-		cfg:         cfg,
-		log:         log,
-		loopByEL:    make(map[gnet.EventLoop]*Loop),
-		startTime:   time.Now(),
-		timing:      true,
-		shutdownErr: make(chan error, 1),
-		stopCh:      make(chan struct{}),
+		cfg:       cfg,
+		log:       log,
+		loopByEL:  make(map[gnet.EventLoop]*Loop),
+		startTime: time.Now(),
+		timing:    true,
+		stopCh:    make(chan struct{}),
 	}
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
@@ -201,8 +203,8 @@ func Run(cfg *Config, log *Logger) error {
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, syscall.SIGTERM, syscall.SIGINT)
+	srv.initShutdown()
+	srv.initCrashHandlers() // crash.go
 	srv.sysClient = srv.newSysClient()
 	if err := srv.openLog(); err != nil {
 		return err
@@ -239,9 +241,11 @@ func Run(cfg *Config, log *Logger) error {
 		return err
 	}
 	srv.initListeners(addrs)
+	srv.showBanner() // after the sockets are bound, as Redis: scripts wait for its PID line
 	// The listeners are up: clients connect while the AOF loads, and get
 	// -LOADING until it is loaded (persist.go).
 	srv.startLoading()
+	srv.initOOMScoreAdj()
 	srv.ready.Store(true)
 	if srv.persist == nil {
 		srv.log.Noticef("Ready to accept connections tcp")
@@ -261,21 +265,10 @@ func Run(cfg *Config, log *Logger) error {
 		close(srv.stopCh)
 		_ = srv.eng.Stop(context.Background())
 		return err
-	case sig := <-sigc:
-		name := "SIGTERM"
-		if sig == syscall.SIGINT {
-			name = "SIGINT"
-		}
-		srv.log.Warningf("Received %s scheduling shutdown...", name)
-		srv.shutdown()
-	case <-srv.shutdownErr:
+	case <-srv.shut.exitReq:
 	}
-	srv.stopping.Store(true)
-	srv.waitLoader() // it gives up at once, or finishes its swap
-	close(srv.stopCh)
-	_ = srv.eng.Stop(context.Background())
-	srv.closeLog()
-	srv.log.Warningf("Redis is now ready to exit, bye bye...")
+	// The loops stay parked: the process exits when Run returns.
+	srv.finishExit()
 	return nil
 }
 
@@ -509,6 +502,11 @@ func (srv *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
 
 func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	cl := c.Context().(*Client)
+	defer func() { // a panic is reported as Redis reports a crash (crash.go)
+		if r := recover(); r != nil {
+			srv.crashFromPanic(r, cl.loop)
+		}
+	}()
 	data, _ := c.Next(-1)
 	if cl.pending {
 		if !srv.ready.Load() && string(data) == srv.probeToken {
