@@ -127,14 +127,25 @@ func (l *Loop) rewriteStep() {
 	}
 	// A FLUSHALL or SWAPDB run by a transaction may have finished the
 	// image already (Rewriting is then false).
-	if l.sh.Rewriting() && !l.sh.RewriteStep(rewriteStepKeys) {
+	if d := l.srv.cfg.RDBKeySaveDelay(); d != 0 && l.sh.Rewriting() {
+		// rdb-key-save-delay: small steps, each followed by a wait of the
+		// delay times the keys it serialized, as Redis's child sleeps per
+		// key it saves.
+		// The wait comes after the last step too, so a small image is
+		// slowed down as much as a big one's first keys.
+		before := l.sh.RewriteKeys()
+		done := l.sh.RewriteStep(rewriteDelayedSlots)
+		if n := l.sh.RewriteKeys() - before; n > 0 {
+			go l.delayStep(d, n)
+			return
+		}
+		if !done {
+			_ = l.el.Execute(context.Background(), l.rwStep)
+			return
+		}
+	} else if l.sh.Rewriting() && !l.sh.RewriteStep(rewriteStepKeys) {
 		if l.stats.reads != l.rwReads { // clients were served since the last step
 			l.rwReads, l.rwRun = l.stats.reads, 0
-		}
-		if d := l.srv.cfg.RDBKeySaveDelay(); d != 0 {
-			l.rwRun = 0
-			go l.delayStep(d)
-			return
 		}
 		if l.rwRun++; l.rwRun < rewriteStepsInRow {
 			_ = l.el.Execute(context.Background(), l.rwStep)
@@ -236,16 +247,17 @@ func (srv *Server) newSysClient() *Client {
 }
 
 // delayStep queues the next rewrite step after rdb-key-save-delay
-// microseconds per slot of a step (a negative value is nanoseconds, as
-// Redis's debugDelay): the test knob that slows Redis's rewrite child down
-// slows redshard's rewrite the same way, without stopping the loop. The
-// wait ends early when the option is set back to 0.
-func (l *Loop) delayStep(d int64) {
+// microseconds for each of the keys the last step serialized (a negative
+// value is nanoseconds, as Redis's debugDelay): the test knob that slows
+// Redis's rewrite child down slows redshard's rewrite the same way,
+// without stopping the loop. The wait ends early when the option is set
+// back to 0 or the rewrite is stopped.
+func (l *Loop) delayStep(d, keys int64) {
 	wait := time.Duration(d) * time.Microsecond
 	if d < 0 {
 		wait = time.Duration(-d)
 	}
-	wait *= rewriteDelayedSlots
+	wait *= time.Duration(keys)
 	for end := time.Now().Add(wait); ; {
 		left := time.Until(end)
 		if left <= 0 || l.srv.cfg.RDBKeySaveDelay() == 0 {

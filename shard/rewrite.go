@@ -37,6 +37,10 @@ func (s *Shard) StartRewrite(emit func(db int, argv [][]byte)) {
 	s.rw = &rewriteState{emit: emit}
 }
 
+// RewriteKeys counts the keys the shard's images have serialized, ever:
+// the difference across a RewriteStep is what the step serialized.
+func (s *Shard) RewriteKeys() int64 { return s.rwKeys }
+
 // Rewriting reports whether an image is being made.
 func (s *Shard) Rewriting() bool { return s.rw != nil }
 
@@ -89,6 +93,7 @@ func (db *DB) rwBefore(slot int32) {
 func (s *Shard) serialize(db *DB, slot int32) {
 	e := db.at(slot)
 	e.rwEpoch = s.rwEpoch
+	s.rwKeys++
 	key := db.key(e)
 	var argv [][]byte
 	switch e.typ {

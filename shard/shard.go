@@ -41,6 +41,7 @@ type Shard struct {
 
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8
+	rwKeys  int64 // keys serialized by images, ever (RewriteKeys)
 
 	// WATCH registry, per database index (watch.go); watchN counts the
 	// registrations, so that a change costs nothing when there are none.

@@ -116,7 +116,13 @@ func TestAOFTimestampAnnotations(t *testing.T) {
 }
 
 func TestAOFRewriteStoppedByAppendonlyNo(t *testing.T) {
-	s := startServer(t, aofArgs("everysec", "--enable-debug-command", "yes")...)
+	for _, shards := range []string{"1", "4"} {
+		t.Run("shards="+shards, func(t *testing.T) { testAOFRewriteStopped(t, shards) })
+	}
+}
+
+func testAOFRewriteStopped(t *testing.T, shards string) {
+	s := startServer(t, aofArgs("everysec", "--enable-debug-command", "yes", "--shards", shards)...)
 	p := mustDialP(t, s.Addr)
 	defer p.close()
 	p.mustDo(t, "SET", "k", "v")
