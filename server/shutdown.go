@@ -56,16 +56,16 @@ var shutdownSigNames = []struct {
 	val  int64
 }{{"default", 0}, {"save", shutdownSave}, {"nosave", shutdownNosave}, {"now", shutdownNow}, {"force", shutdownForce}}
 
-// shutdownState is the server's shutdown bookkeeping.
+// shutdownState is the server's shutdown bookkeeping; mu guards asap,
+// lastSig and exiting, and serializes the shutdown decisions.
 type shutdownState struct {
-	mu       sync.Mutex
-	asap     bool        // a signal asked for a shutdown not yet carried out (Redis shutdown_asap)
-	lastSig  os.Signal   // the signal that set asap
-	exiting  bool        // prepareForShutdown succeeded: the process is exiting
-	paused   atomic.Bool // DEBUG PAUSE-CRON 1
-	exitReq  chan struct{}
-	signals  chan os.Signal
-	sigFlags func(os.Signal) int64
+	mu      sync.Mutex
+	asap    bool           // a signal asked for a shutdown not yet carried out (Redis shutdown_asap)
+	lastSig os.Signal      // the signal that set asap
+	exiting bool           // prepareForShutdown succeeded: the process is exiting
+	paused  atomic.Bool    // DEBUG PAUSE-CRON 1
+	exitReq chan struct{}  // Run carries out the exit (capacity 1)
+	signals chan os.Signal // SIGTERM and SIGINT
 }
 
 // initShutdown starts catching SIGTERM and SIGINT (a SIGTERM while the AOF
