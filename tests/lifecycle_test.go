@@ -392,7 +392,7 @@ func TestCrashReportDebugSegfault(t *testing.T) {
 		"redis_version:7.0.15",
 		"db0:keys=1,",
 		"\n------ CLIENT LIST OUTPUT ------\nid=",
-		"\n------ CURRENT CLIENT INFO ------\nid=",
+		"\n------ CURRENT CLIENT INFO ------\nid=", " cmd=debug ",
 		"argv[0]: '\"DEBUG\"'\nargv[1]: '\"SEGFAULT\"'\n",
 		"=== REDSHARD BUG REPORT END. Make sure to include from START to END. ===")
 	if n := strings.Count(log, "gnet/v2.(*eventloop).orbit("); n < 2 {
