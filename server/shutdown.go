@@ -10,7 +10,12 @@ package server
 // cron tick (up to 1000/hz ms), and SHUTDOWN ABORT can cancel it meanwhile
 // (the suite holds the cron with DEBUG PAUSE-CRON to aim at that window).
 // redshard acts on the signal at once, unless the cron is paused; then the
-// shutdown waits, abortable, until DEBUG PAUSE-CRON 0.
+// shutdown waits, abortable, until DEBUG PAUSE-CRON 0. Go delivers a signal
+// to a goroutine (the runtime's handler, os/signal's loop, signalLoop), not
+// inside the loop that serves commands as Redis's handler runs, so a SHUTDOWN
+// ABORT sent right after the signal can arrive first on a starved machine
+// (Redis's suite waits 10 ms between the two; at a load of 6 on 2 cores that
+// was once not enough).
 //
 // The exit itself parks every loop (no command runs any more, each loop's
 // pending log records are submitted), flushes and fsyncs the AOF, and
