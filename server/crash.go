@@ -149,6 +149,12 @@ func (srv *Server) crashReport(ci crashInfo) {
 		lg.Raw(LogLevelWarning, "(left out: an event loop did not stop within a second, its state cannot be read safely)\n")
 	}
 	if ci.cl != nil {
+		if len(ci.argv) > 0 {
+			// Redis shows the command being run as the client's cmd=.
+			if c := srv.cmds[strings.ToLower(string(ci.argv[0]))]; c != nil {
+				ci.cl.lastCmd = c.fullName
+			}
+		}
 		lg.Raw(LogLevelWarning, "\n------ CURRENT CLIENT INFO ------\n")
 		lg.Raw(LogLevelWarning, crashSafe(func() string {
 			var b strings.Builder
