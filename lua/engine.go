@@ -1,0 +1,627 @@
+package lua
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	glua "github.com/yuin/gopher-lua"
+)
+
+// Log levels of redis.log, Redis's LL_* values.
+const (
+	LogDebug   = 0
+	LogVerbose = 1
+	LogNotice  = 2
+	LogWarning = 3
+)
+
+// Replication flags of redis.set_repl, Redis's PROPAGATE_* values.
+const (
+	ReplNone    = 0
+	ReplAOF     = 1
+	ReplReplica = 2
+	ReplAll     = ReplAOF | ReplReplica
+)
+
+// Version is what scripts see as REDIS_VERSION and REDIS_VERSION_NUM.
+const (
+	Version    = "7.0.15"
+	VersionNum = 0x0007000f
+)
+
+// Host is what a running script reaches the server through; see the
+// package doc for the contract.
+type Host interface {
+	Call(dst []byte, argv [][]byte, proto int) []byte
+	ACLCheckCmd(argv [][]byte) (allowed, known bool)
+	Log(level int, msg string)
+	SetRepl(flags int)
+}
+
+// Status tells the caller what kind of reply Run appended.
+type Status struct {
+	// Err is set when the reply is a top-level error.
+	Err bool
+	// Counted is set when that error came from a command the script ran
+	// (redis.call), so the server already counted it in errorstats and must
+	// not count it again (Redis's ignore_error_stats_update).
+	Counted bool
+}
+
+// NoScriptErr is EVALSHA's reply for an unknown SHA1 (shared.noscripterr).
+const NoScriptErr = "NOSCRIPT No matching script. Please use EVAL."
+
+// script is one compiled EVAL body: Redis's f_<sha> function.
+type script struct {
+	sha  string
+	body string
+	fn   *glua.LFunction
+}
+
+// Engine is one Lua interpreter with its script cache. Create it once per
+// event loop with New and reuse it; it is not safe for concurrent use.
+type Engine struct {
+	L       *glua.LState
+	scripts map[string]*script
+
+	// The sandbox. realG holds the globals; scripts see env, an empty proxy
+	// whose metatable reads through to realG and refuses writes. Each library
+	// table has such a proxy too (realOf maps a proxy to its table, proxyOf
+	// the other way); every table in either map is read-only.
+	realG   *glua.LTable
+	env     *glua.LTable
+	realOf  map[*glua.LTable]*glua.LTable
+	proxyOf map[*glua.LTable]*glua.LTable
+
+	errHandler *glua.LFunction
+	keys, argv *glua.LTable // reused KEYS and ARGV
+	nkeys      int          // entries of keys/argv filled by the last run
+	nargv      int
+
+	// State of the current run; host is nil between runs.
+	host     Host
+	resp     int // protocol of the script's redis.call replies (setresp)
+	errLine  int // line of the last error, from the error handler; -1 if none
+	errSrc   string
+	argvBuf  [][]byte // redis.call argv, reused
+	argBytes []byte   // backing bytes of argvBuf, reused
+	replyBuf []byte   // redis.call reply, reused
+	argEnds  []int
+
+	rand lrand48
+}
+
+// New creates an engine with Redis 7.0's libraries, redis API and sandbox.
+func New() *Engine {
+	L := glua.NewState(glua.Options{SkipOpenLibs: true})
+	e := &Engine{
+		L:       L,
+		scripts: make(map[string]*script),
+		realOf:  make(map[*glua.LTable]*glua.LTable),
+		proxyOf: make(map[*glua.LTable]*glua.LTable),
+	}
+	e.rand.seed0()
+	e.realG = L.G.Global
+	e.openLibraries()
+	e.registerRedisAPI()
+	e.errHandler = L.NewFunction(e.luaErrorHandler)
+	e.keys = L.CreateTable(8, 0)
+	e.argv = L.CreateTable(8, 0)
+	e.lockGlobals()
+	return e
+}
+
+// Close releases the interpreter.
+func (e *Engine) Close() { e.L.Close() }
+
+// globalsAllowList is Redis 7.0's allow list (script_lua.c): the globals a
+// script may see. Everything else gopher-lua's base library defines
+// (print, dofile, loadfile, require, module, ...) is dropped, as Redis
+// drops its deny list.
+var globalsAllowList = []string{
+	// libraries
+	"string", "cjson", "bit", "cmsgpack", "math", "table", "struct",
+	// redis API
+	"redis",
+	// builtins
+	"xpcall", "tostring", "getfenv", "setmetatable", "next", "assert",
+	"tonumber", "rawequal", "collectgarbage", "getmetatable", "rawset",
+	"pcall", "coroutine", "type", "_G", "select", "unpack", "gcinfo",
+	"pairs", "rawget", "loadstring", "ipairs", "_VERSION", "setfenv",
+	"load", "error", "newproxy",
+}
+
+func (e *Engine) openLibraries() {
+	L := e.L
+	for _, lib := range []glua.LGFunction{glua.OpenBase, glua.OpenTable, glua.OpenString, glua.OpenMath, glua.OpenCoroutine} {
+		L.Push(L.NewFunction(lib))
+		L.Call(0, 0)
+	}
+	e.realG.RawSetString("gcinfo", L.NewFunction(e.luaGcinfo))
+	e.realG.RawSetString("pcall", L.NewFunction(e.luaPcall))
+	e.realG.RawSetString("bit", e.openBit())
+	e.realG.RawSetString("struct", e.openStruct())
+	e.realG.RawSetString("cjson", e.openCjson())
+	e.realG.RawSetString("cmsgpack", e.openCmsgpack())
+
+	// Keep exactly the allow list.
+	allowed := make(map[string]bool, len(globalsAllowList))
+	for _, n := range globalsAllowList {
+		allowed[n] = true
+	}
+	var drop []glua.LValue
+	e.realG.ForEach(func(k, _ glua.LValue) {
+		if s, ok := k.(glua.LString); !ok || !allowed[string(s)] {
+			drop = append(drop, k)
+		}
+	})
+	for _, k := range drop {
+		e.realG.RawSet(k, glua.LNil)
+	}
+
+	math := e.realG.RawGetString("math").(*glua.LTable)
+	math.RawSetString("random", L.NewFunction(e.luaMathRandom))
+	math.RawSetString("randomseed", L.NewFunction(e.luaMathRandomseed))
+}
+
+// lockGlobals makes the globals and every table reachable from them
+// read-only, Redis's luaSetTableProtectionRecursively, and swaps in the
+// functions that would otherwise write around the proxies.
+func (e *Engine) lockGlobals() {
+	L := e.L
+	readonly := L.NewFunction(luaReadonlyError)
+
+	// Writes through the proxies of the base functions must see proxies.
+	e.realG.RawSetString("rawset", L.NewFunction(e.luaRawset))
+	e.realG.RawSetString("rawget", L.NewFunction(e.luaRawget))
+	e.realG.RawSetString("next", L.NewFunction(e.luaNext))
+	e.realG.RawSetString("pairs", L.NewFunction(e.luaPairs))
+	e.realG.RawSetString("setmetatable", L.NewFunction(e.luaSetmetatable))
+	e.realG.RawSetString("getmetatable", L.NewFunction(e.luaGetmetatable))
+	e.realG.RawSetString("getfenv", L.NewFunction(e.luaGetfenv))
+	tbl := e.realG.RawGetString("table").(*glua.LTable)
+	for _, name := range []string{"insert", "remove", "sort"} {
+		orig := tbl.RawGetString(name).(*glua.LFunction)
+		tbl.RawSetString(name, L.NewFunction(e.guardFirstArg(orig)))
+	}
+
+	// Globals: env -> realG -> error on a miss.
+	gmt := L.CreateTable(0, 2)
+	gmt.RawSetString("__index", L.NewFunction(luaNonexistentGlobal))
+	gmt.RawSetString("__newindex", readonly)
+	e.realG.Metatable = gmt
+	e.env = e.protect(e.realG, readonly)
+	e.realG.RawSetString("_G", e.env)
+	e.realOf[gmt] = gmt // the globals' metatable is read-only too
+
+	// Library tables, one level deep (Redis's libraries hold no nested
+	// tables that scripts could reach otherwise).
+	e.realG.ForEach(func(k, v glua.LValue) {
+		if t, ok := v.(*glua.LTable); ok && t != e.env {
+			e.realG.RawSet(k, e.protect(t, readonly))
+		}
+	})
+	L.Env = e.env
+}
+
+// protect returns t's read-only proxy.
+func (e *Engine) protect(t *glua.LTable, readonly *glua.LFunction) *glua.LTable {
+	if p, ok := e.proxyOf[t]; ok {
+		return p
+	}
+	p := e.L.CreateTable(0, 0)
+	mt := e.L.CreateTable(0, 2)
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__newindex", readonly)
+	p.Metatable = mt
+	e.proxyOf[t] = p
+	e.realOf[p] = t
+	e.realOf[mt] = mt
+	return p
+}
+
+func (e *Engine) isReadonly(t *glua.LTable) bool {
+	if _, ok := e.realOf[t]; ok {
+		return true
+	}
+	_, ok := e.proxyOf[t]
+	return ok
+}
+
+func luaReadonlyError(L *glua.LState) int {
+	L.RaiseError("Attempt to modify a readonly table")
+	return 0
+}
+
+func luaNonexistentGlobal(L *glua.LState) int {
+	if L.GetTop() != 2 {
+		L.RaiseError("Wrong number of arguments to luaProtectedTableError")
+	}
+	k := L.Get(2)
+	if k.Type() != glua.LTString && k.Type() != glua.LTNumber {
+		L.RaiseError("Second argument to luaProtectedTableError must be a string or number")
+	}
+	L.RaiseError("Script attempted to access nonexistent global variable '%s'", L.ToString(2))
+	return 0
+}
+
+// real returns the table a proxy stands for, or t itself.
+func (e *Engine) real(t *glua.LTable) *glua.LTable {
+	if r, ok := e.realOf[t]; ok {
+		return r
+	}
+	return t
+}
+
+func (e *Engine) luaRawset(L *glua.LState) int {
+	t := L.CheckTable(1)
+	if e.isReadonly(t) {
+		L.RaiseError("Attempt to modify a readonly table")
+	}
+	L.CheckAny(2)
+	L.CheckAny(3)
+	t.RawSet(L.Get(2), L.Get(3))
+	L.SetTop(1)
+	return 1
+}
+
+func (e *Engine) luaRawget(L *glua.LState) int {
+	t := L.CheckTable(1)
+	L.CheckAny(2)
+	L.Push(e.real(t).RawGet(L.Get(2)))
+	return 1
+}
+
+func (e *Engine) luaNext(L *glua.LState) int {
+	t := e.real(L.CheckTable(1))
+	k, v := t.Next(L.Get(2))
+	if k == glua.LNil {
+		L.Push(glua.LNil)
+		return 1
+	}
+	L.Push(k)
+	L.Push(v)
+	return 2
+}
+
+func (e *Engine) luaPairs(L *glua.LState) int {
+	t := L.CheckTable(1)
+	L.Push(e.realG.RawGetString("next"))
+	L.Push(t)
+	L.Push(glua.LNil)
+	return 3
+}
+
+func (e *Engine) luaSetmetatable(L *glua.LState) int {
+	t := L.CheckTable(1)
+	if e.isReadonly(t) {
+		L.RaiseError("Attempt to modify a readonly table")
+	}
+	mt := L.Get(2)
+	if mt.Type() != glua.LTNil && mt.Type() != glua.LTTable {
+		L.ArgError(2, "nil or table expected")
+	}
+	if old, ok := t.Metatable.(*glua.LTable); ok && old.RawGetString("__metatable") != glua.LNil {
+		L.RaiseError("cannot change a protected metatable")
+	}
+	t.Metatable = mt
+	L.SetTop(1)
+	return 1
+}
+
+func (e *Engine) luaGetmetatable(L *glua.LState) int {
+	mt := L.GetMetatable(L.CheckAny(1))
+	if t, ok := mt.(*glua.LTable); ok {
+		if f := t.RawGetString("__metatable"); f != glua.LNil {
+			L.Push(f)
+			return 1
+		}
+		if p, ok := e.proxyOf[t]; ok {
+			mt = p
+		}
+	}
+	L.Push(mt)
+	return 1
+}
+
+func (e *Engine) luaGetfenv(L *glua.LState) int {
+	v := L.Get(1)
+	if f, ok := v.(*glua.LFunction); ok && !f.IsG {
+		L.Push(f.Env)
+		return 1
+	}
+	// Levels and Go functions: the globals, which scripts only see as env.
+	L.Push(e.env)
+	return 1
+}
+
+// guardFirstArg wraps a table library function so that it refuses a
+// read-only table as its first argument.
+func (e *Engine) guardFirstArg(orig *glua.LFunction) glua.LGFunction {
+	return func(L *glua.LState) int {
+		if t, ok := L.Get(1).(*glua.LTable); ok && e.isReadonly(t) {
+			L.RaiseError("Attempt to modify a readonly table")
+		}
+		return orig.GFunction(L)
+	}
+}
+
+func (e *Engine) luaGcinfo(L *glua.LState) int {
+	L.Push(glua.LNumber(0))
+	return 1
+}
+
+// luaPcall is Redis 7's pcall: an error raised as a table with an err field
+// (as redis.call raises) is returned as that field's string.
+func (e *Engine) luaPcall(L *glua.LState) int {
+	L.CheckAny(1)
+	nargs := L.GetTop() - 1
+	if err := L.PCall(nargs, glua.MultRet, nil); err != nil {
+		var obj glua.LValue = glua.LString(err.Error())
+		if aerr, ok := err.(*glua.ApiError); ok {
+			obj = aerr.Object
+		}
+		if t, ok := obj.(*glua.LTable); ok {
+			if s, ok := t.RawGetString("err").(glua.LString); ok {
+				obj = s
+			}
+		}
+		L.Push(glua.LFalse)
+		L.Push(obj)
+		return 2
+	}
+	L.Insert(glua.LTrue, 1)
+	return L.GetTop()
+}
+
+// SHA1Hex returns the lower-case hex SHA1 of body, the name Redis gives a
+// script.
+func SHA1Hex(body []byte) string {
+	var out [40]byte
+	sha1hexInto(&out, body)
+	return string(out[:])
+}
+
+func sha1hexInto(out *[40]byte, body []byte) {
+	sum := sha1.Sum(body)
+	hex.Encode(out[:], sum[:])
+}
+
+// CompileError is a script that does not compile; Error is Redis's reply
+// text ("ERR Error compiling script (new function): user_script:1: ...").
+type CompileError struct{ msg string }
+
+func (e *CompileError) Error() string { return e.msg }
+
+// Load compiles body into the cache (SCRIPT LOAD) and returns its SHA1. A
+// body already cached is not compiled again.
+func (e *Engine) Load(body []byte) (string, error) {
+	var sum [40]byte
+	sha1hexInto(&sum, body)
+	if s, ok := e.scripts[string(sum[:])]; ok {
+		return s.sha, nil
+	}
+	s, err := e.compile(string(sum[:]), body)
+	if err != nil {
+		return "", err
+	}
+	return s.sha, nil
+}
+
+func (e *Engine) compile(sha string, body []byte) (*script, error) {
+	src := string(body)
+	code := src
+	// A shebang line is skipped but its line feed kept, so line numbers
+	// stay the user's (evalExtractShebangFlags). Flags are the server's.
+	if strings.HasPrefix(code, "#!") {
+		if i := strings.IndexByte(code, '\n'); i >= 0 {
+			code = code[i:]
+		} else {
+			code = ""
+		}
+	}
+	fn, err := e.L.Load(strings.NewReader(code), "user_script")
+	if err != nil {
+		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + compileMessage(err)}
+	}
+	fn.Env = e.env
+	s := &script{sha: sha, body: src, fn: fn}
+	e.scripts[sha] = s
+	return s, nil
+}
+
+// compileMessage turns gopher-lua's syntax error into Lua 5.1's shape,
+// "user_script:<line>: <message> near '<token>'", as far as it can.
+func compileMessage(err error) string {
+	msg := err.Error()
+	if aerr, ok := err.(*glua.ApiError); ok && aerr.Cause != nil {
+		msg = aerr.Cause.Error()
+	}
+	// gopher-lua: "user_script line:1(column:7) near 'x':   syntax error\n"
+	msg = strings.TrimSpace(msg)
+	if rest, ok := strings.CutPrefix(msg, "user_script line:"); ok {
+		line := rest
+		if i := strings.IndexByte(rest, '('); i >= 0 {
+			line = rest[:i]
+		}
+		near := ""
+		if i := strings.Index(rest, " near "); i >= 0 {
+			near = rest[i+len(" near "):]
+			if j := strings.LastIndex(near, ":"); j >= 0 {
+				what := strings.TrimSpace(near[j+1:])
+				near = strings.TrimSpace(near[:j])
+				return "user_script:" + line + ": " + what + " near " + near
+			}
+		}
+		if i := strings.LastIndex(rest, ":"); i >= 0 {
+			return "user_script:" + line + ": " + strings.TrimSpace(rest[i+1:])
+		}
+	}
+	return msg
+}
+
+// Exists reports whether sha (40 hex digits, any case) is cached.
+func (e *Engine) Exists(sha []byte) bool {
+	_, ok := e.lookup(sha)
+	return ok
+}
+
+// Body returns the source of a cached script.
+func (e *Engine) Body(sha []byte) (string, bool) {
+	s, ok := e.lookup(sha)
+	if !ok {
+		return "", false
+	}
+	return s.body, true
+}
+
+// NumScripts is the number of cached scripts (number_of_cached_scripts).
+func (e *Engine) NumScripts() int { return len(e.scripts) }
+
+// Flush drops every cached script (SCRIPT FLUSH). The interpreter is kept:
+// its globals are read-only, so scripts left nothing behind in it.
+func (e *Engine) Flush() {
+	clear(e.scripts)
+	e.L.SetTop(0)
+}
+
+func (e *Engine) lookup(sha []byte) (*script, bool) {
+	if len(sha) != 40 {
+		return nil, false
+	}
+	var low [40]byte
+	for i, c := range sha {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	s, ok := e.scripts[string(low[:])]
+	return s, ok
+}
+
+// Eval runs body (EVAL), compiling and caching it first if needed, and
+// appends its reply for a client speaking proto to dst.
+func (e *Engine) Eval(dst []byte, h Host, body []byte, keys, args [][]byte, proto int) ([]byte, Status) {
+	var sum [40]byte
+	sha1hexInto(&sum, body)
+	s, ok := e.scripts[string(sum[:])]
+	if !ok {
+		var err error
+		if s, err = e.compile(string(sum[:]), body); err != nil {
+			return appendErr(dst, err.Error()), Status{Err: true}
+		}
+	}
+	return e.run(dst, h, s, keys, args, proto)
+}
+
+// EvalSHA runs a cached script (EVALSHA); an unknown sha gets NOSCRIPT.
+func (e *Engine) EvalSHA(dst []byte, h Host, sha []byte, keys, args [][]byte, proto int) ([]byte, Status) {
+	s, ok := e.lookup(sha)
+	if !ok {
+		return appendErr(dst, NoScriptErr), Status{Err: true}
+	}
+	return e.run(dst, h, s, keys, args, proto)
+}
+
+func appendErr(dst []byte, msg string) []byte {
+	dst = append(dst, '-')
+	dst = append(dst, msg...)
+	return append(dst, '\r', '\n')
+}
+
+// fillArray sets t[1..len(vals)] to vals and clears what the last run left
+// beyond them. A table the script grew a hash part on is replaced.
+func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTable, int) {
+	for i := len(vals) + 1; i <= prev; i++ {
+		t.RawSetInt(i, glua.LNil)
+	}
+	if k, _ := t.Next(glua.LNil); k != glua.LNil {
+		if _, isNum := k.(glua.LNumber); !isNum || t.MaxN() != t.Len() {
+			t = e.L.CreateTable(len(vals), 0)
+		}
+	}
+	for i, v := range vals {
+		t.RawSetInt(i+1, glua.LString(v))
+	}
+	return t, len(vals)
+}
+
+func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto int) ([]byte, Status) {
+	L := e.L
+	e.host = h
+	e.resp = 2
+	e.errLine = -1
+	e.errSrc = ""
+	defer func() { e.host = nil }()
+
+	e.keys, e.nkeys = e.fillArray(e.keys, e.nkeys, keys)
+	e.argv, e.nargv = e.fillArray(e.argv, e.nargv, args)
+	e.realG.RawSetString("KEYS", e.keys)
+	e.realG.RawSetString("ARGV", e.argv)
+
+	L.Push(s.fn)
+	if err := L.PCall(0, 1, e.errHandler); err != nil {
+		var obj glua.LValue = glua.LString(err.Error())
+		if aerr, ok := err.(*glua.ApiError); ok && aerr.Object != nil {
+			obj = aerr.Object
+		}
+		L.SetTop(0)
+		return e.appendRunError(dst, s, obj), Status{Err: true, Counted: errCounted(obj)}
+	}
+	ret := L.Get(-1)
+	L.SetTop(0)
+	st := Status{}
+	if t, ok := ret.(*glua.LTable); ok {
+		if _, isErr := t.RawGetString("err").(glua.LString); isErr {
+			st = Status{Err: true, Counted: errCounted(t)}
+		}
+	}
+	return e.appendLuaReply(dst, ret, proto, 0), st
+}
+
+func errCounted(obj glua.LValue) bool {
+	t, ok := obj.(*glua.LTable)
+	return ok && t.RawGetString("ignore_error_stats_update") == glua.LTrue
+}
+
+// luaErrorHandler is Redis's __redis__err__handler: it notes where the
+// error was raised (the script's line, not a Go function's) for the reply.
+func (e *Engine) luaErrorHandler(L *glua.LState) int {
+	for level := 1; level <= 3; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sl", dbg, glua.LNil); err != nil {
+			break
+		}
+		if dbg.What == "G" {
+			continue
+		}
+		e.errSrc = "@" + dbg.Source
+		e.errLine = dbg.CurrentLine
+		break
+	}
+	L.Push(L.Get(1))
+	return 1
+}
+
+// appendRunError appends the reply of a script that raised obj, as
+// luaCallFunction does: "-<err> script: <sha>, on @user_script:<line>."
+func (e *Engine) appendRunError(dst []byte, s *script, obj glua.LValue) []byte {
+	var msg string
+	if t, ok := obj.(*glua.LTable); ok {
+		if m, ok := t.RawGetString("err").(glua.LString); ok {
+			msg = string(m)
+		}
+	} else {
+		msg = "ERR " + obj.String()
+	}
+	if e.errLine >= 0 && e.errSrc != "" {
+		msg += " script: " + s.sha + ", on " + e.errSrc + ":" + strconv.Itoa(e.errLine) + "."
+	}
+	return appendErrorLine(dst, msg)
+}
