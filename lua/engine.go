@@ -533,14 +533,17 @@ func appendErr(dst []byte, msg string) []byte {
 }
 
 // fillArray sets t[1..len(vals)] to vals and clears what the last run left
-// beyond them. A table the script grew a hash part on is replaced.
+// beyond them. A table the script changed (more or fewer entries than the
+// last run gave it) is replaced rather than cleaned.
 func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTable, int) {
-	for i := len(vals) + 1; i <= prev; i++ {
-		t.RawSetInt(i, glua.LNil)
-	}
-	if k, _ := t.Next(glua.LNil); k != glua.LNil {
-		if _, isNum := k.(glua.LNumber); !isNum || t.MaxN() != t.Len() {
-			t = e.L.CreateTable(len(vals), 0)
+	n := 0
+	t.ForEach(func(_, _ glua.LValue) { n++ })
+	if n != prev || t.Len() != prev {
+		// The script changed the table; start over with a clean one.
+		t = e.L.CreateTable(len(vals), 0)
+	} else {
+		for i := len(vals) + 1; i <= prev; i++ {
+			t.RawSetInt(i, glua.LNil)
 		}
 	}
 	for i, v := range vals {

@@ -1,0 +1,56 @@
+package lua
+
+import (
+	"testing"
+
+	"github.com/redshard/redshard/resp"
+)
+
+// benchHost holds one key, as a shard would answer GET and SET for it.
+type benchHost struct{ val []byte }
+
+func (h *benchHost) Call(dst []byte, argv [][]byte, proto int) []byte {
+	switch len(argv) {
+	case 2: // GET key
+		return resp.AppendBulk(dst, h.val)
+	default: // SET key value
+		h.val = append(h.val[:0], argv[2]...)
+		return resp.AppendOK(dst)
+	}
+}
+func (h *benchHost) ACLCheckCmd([][]byte) (bool, bool) { return true, true }
+func (h *benchHost) Log(int, string)                   {}
+func (h *benchHost) SetRepl(int)                       {}
+
+// BenchmarkEvalSHAGetCompareSet is the issue's one-key script: GET, compare,
+// SET, through EVALSHA.
+func BenchmarkEvalSHAGetCompareSet(b *testing.B) {
+	e := New()
+	h := &benchHost{val: []byte("old")}
+	sha, err := e.Load([]byte(`
+local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return 1
+end
+return 0`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	shab := []byte(sha)
+	keys := [][]byte{[]byte("key:000000000042")}
+	args := [][]byte{[]byte("new")}
+	var out []byte
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i&1 == 0 {
+			args[0] = []byte("new")
+		} else {
+			args[0] = []byte("xxx")
+		}
+		out, _ = e.EvalSHA(out[:0], h, shab, keys, args, 2)
+	}
+	if string(out) != ":1\r\n" {
+		b.Fatalf("reply %q", out)
+	}
+}
