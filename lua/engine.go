@@ -427,6 +427,10 @@ func (e *Engine) compile(sha string, body []byte) (*script, error) {
 		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + compileMessage(err)}
 	}
 	fn.Env = e.env
+	// The chunk is a vararg function; gopher-lua's Lua 5.0 compatibility
+	// would build an "arg" table for it on every call, which a chunk (not
+	// a function with a named "arg" local) can never read.
+	fn.Proto.IsVarArg &^= glua.VarArgNeedsArg
 	s := &script{sha: sha, body: src, fn: fn}
 	e.scripts[sha] = s
 	return s, nil
@@ -537,7 +541,9 @@ func appendErr(dst []byte, msg string) []byte {
 // last run gave it) is replaced rather than cleaned.
 func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTable, int) {
 	n := 0
-	t.ForEach(func(_, _ glua.LValue) { n++ })
+	for k, _ := t.Next(glua.LNil); k != glua.LNil && n <= prev; k, _ = t.Next(k) {
+		n++
+	}
 	if n != prev || t.Len() != prev {
 		// The script changed the table; start over with a clean one.
 		t = e.L.CreateTable(len(vals), 0)
