@@ -325,21 +325,25 @@ func (e *Engine) appendLuaTable(dst []byte, t *glua.LTable, proto, depth int) []
 	}
 	if m, ok := t.RawGetString("map").(*glua.LTable); ok {
 		n := 0
-		m.ForEach(func(_, _ glua.LValue) { n++ })
+		for k, _ := m.Next(glua.LNil); k != glua.LNil; k, _ = m.Next(k) {
+			n++
+		}
 		dst = resp.AppendMapLen(dst, n, proto)
-		m.ForEach(func(k, v glua.LValue) {
+		for k, v := m.Next(glua.LNil); k != glua.LNil; k, v = m.Next(k) {
 			dst = e.appendLuaReply(dst, k, proto, depth+1)
 			dst = e.appendLuaReply(dst, v, proto, depth+1)
-		})
+		}
 		return dst
 	}
 	if s, ok := t.RawGetString("set").(*glua.LTable); ok {
 		n := 0
-		s.ForEach(func(_, _ glua.LValue) { n++ })
+		for k, _ := s.Next(glua.LNil); k != glua.LNil; k, _ = s.Next(k) {
+			n++
+		}
 		dst = resp.AppendSetLen(dst, n, proto)
-		s.ForEach(func(k, _ glua.LValue) {
+		for k, _ := s.Next(glua.LNil); k != glua.LNil; k, _ = s.Next(k) {
 			dst = e.appendLuaReply(dst, k, proto, depth+1)
-		})
+		}
 		return dst
 	}
 	n := 0

@@ -1,0 +1,75 @@
+package lua
+
+import "testing"
+
+func TestCjsonAsRedis(t *testing.T) {
+	e := New()
+	h := newFakeHost()
+	for _, tc := range []struct{ script, want string }{
+		{`return cjson.encode({1,2,3,'a'})`, `[1,2,3,"a"]`},
+		{`return cjson.encode({})`, `{}`},
+		{`return cjson.encode({a=1})`, `{"a":1}`},
+		{`return cjson.encode({a={b={}}})`, `{"a":{"b":{}}}`},
+		{`return cjson.encode({[1]=1,[3]=3})`, `[1,null,3]`},
+		{`return cjson.encode({[1.5]=1})`, `{"1.5":1}`},
+		{`return cjson.encode(1/3)`, `0.33333333333333`},
+		{`return cjson.encode(1e20)`, `1e+20`},
+		{`return cjson.encode(100)`, `100`},
+		{`return cjson.encode(-0.1)`, `-0.1`},
+		{`return cjson.encode('a/b"c\\d\n\1')`, `"a\/b\"c\\d\n\u0001"`},
+		{`return cjson.encode({true,false,cjson.null})`, `[true,false,null]`},
+		{`return cjson.encode(cjson.decode('{"a":[1,2,{"b":null}]}'))`, `{"a":[1,2,{"b":null}]}`},
+		{`return cjson.decode('[1,2,3,"abc"]')[4]`, `abc`},
+		{`return tostring(cjson.decode('"\\u00e9\\ud83d\\ude00"'))`, "\u00e9\U0001F600"},
+		{`return cjson.decode('{"x":1.5e2}').x`, "150"},
+		{`return tostring(cjson.decode('null') == cjson.null)`, "true"},
+		{`return cjson.encode_keep_buffer(false)`, ""},
+		{`return cjson.encode_max_depth()`, "1000"},
+		{`return cjson._VERSION`, "2.1.0"},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			got := eval(t, e, h, "local r = (function() "+tc.script+" end)() if type(r) == 'boolean' then return tostring(r) end return tostring(r)", 2, nil)
+			want := "$" + itoa(len(tc.want)) + "\r\n" + tc.want + "\r\n"
+			if tc.want == "" {
+				want = "$5\r\nfalse\r\n"
+			}
+			if got != want {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestCjsonErrorsAsRedis(t *testing.T) {
+	e := New()
+	for _, tc := range []struct{ script, want string }{
+		{`cjson.encode({[1]=1,[20]=2})`, "Cannot serialise table: excessively sparse array"},
+		{`cjson.encode(function() end)`, "Cannot serialise function: type not supported"},
+		{`cjson.encode(0/0)`, "Cannot serialise number: must not be NaN or Inf"},
+		{`cjson.encode({[true]=1})`, "Cannot serialise boolean: table key must be a number or string"},
+		{`cjson.decode('[1,]')`, "Expected value but found T_ARR_END at character 4"},
+		{`cjson.decode('{"a" 1}')`, "Expected colon but found T_NUMBER at character 6"},
+		{`cjson.decode('[1] x')`, "Expected the end but found invalid token at character 5"},
+		{`cjson.decode('"\\q"')`, "Expected value but found invalid escape code at character 1"},
+		{`cjson.decode(string.rep('[', 1001))`, "Found too many nested data structures (1001) at character 1001"},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			got := eval(t, e, newFakeHost(), "local ok, err = pcall(function() "+tc.script+" end) return err", 2, nil)
+			want := "user_script:1: " + tc.want
+			if got != "$"+itoa(len(want))+"\r\n"+want+"\r\n" {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	if n == 0 {
+		return "0"
+	}
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
