@@ -73,3 +73,52 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// TestCjsonRedisSuite runs the cjson scripts of Redis 7.0's
+// tests/unit/scripting.tcl with their expected replies.
+func TestCjsonRedisSuite(t *testing.T) {
+	e := New()
+	if got := eval(t, e, newFakeHost(), `return table.concat(cjson.decode("[0.0, -5e3, -1, 0.3e-3, 1023.2, 0e10]"), " ")`, 2, nil); got != "$26\r\n0 -5000 -1 0.0003 1023.2 0\r\n" {
+		t.Errorf("numeric decoding: %q", got)
+	}
+	smoke := `
+local some_map = {s1="Some string", n1=100, a1={"Some","String","Array"}, nil1=nil, b1=true, b2=false}
+local encoded = cjson.encode(some_map)
+local decoded = cjson.decode(encoded)
+assert(table.concat(some_map) == table.concat(decoded))
+cjson.encode_keep_buffer(false)
+encoded = cjson.encode(some_map)
+decoded = cjson.decode(encoded)
+assert(table.concat(some_map) == table.concat(decoded))
+local table1 = {one="one", [1]="one"}
+encoded = cjson.encode(table1)
+decoded = cjson.decode(encoded)
+assert(decoded["one"] == table1["one"])
+assert(decoded["1"] == table1[1])
+local array1 = {[1]="one", [2]="two"}
+encoded = cjson.encode(array1)
+decoded = cjson.decode(encoded)
+assert(table.concat(array1) == table.concat(decoded))
+local invalid_map = {}
+invalid_map[false] = "false"
+local ok, encoded = pcall(cjson.encode, invalid_map)
+assert(ok == false)
+cjson.encode_max_depth(1)
+ok, encoded = pcall(cjson.encode, some_map)
+assert(ok == false)
+cjson.decode_max_depth(1)
+ok, decoded = pcall(cjson.decode, '{"obj": {"array": [1,2,3,4]}}')
+assert(ok == false)
+ok, encoded = pcall(cjson.encode, {num1=0/0})
+assert(ok == false)
+cjson.encode_invalid_numbers(true)
+ok, encoded = pcall(cjson.encode, {num1=0/0})
+assert(ok == true)
+cjson.decode_max_depth(1000)
+cjson.encode_max_depth(1000)
+cjson.encode_invalid_numbers(false)
+return 'ok'`
+	if got := eval(t, e, newFakeHost(), smoke, 2, nil); got != "$2\r\nok\r\n" {
+		t.Errorf("smoke: %q", got)
+	}
+}
