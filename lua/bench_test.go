@@ -40,14 +40,11 @@ return 0`))
 	shab := []byte(sha)
 	keys := [][]byte{[]byte("key:000000000042")}
 	args := [][]byte{[]byte("new")}
+	vals := [][]byte{[]byte("new"), []byte("xxx")}
 	var out []byte
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if i&1 == 0 {
-			args[0] = []byte("new")
-		} else {
-			args[0] = []byte("xxx")
-		}
+		args[0] = vals[i&1]
 		out, _ = e.EvalSHA(out[:0], h, shab, keys, args, 2)
 	}
 	if string(out) != ":1\r\n" {

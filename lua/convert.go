@@ -46,7 +46,7 @@ func (e *Engine) replyToLua(b []byte, pos, depth int) (glua.LValue, int, bool) {
 	switch typ {
 	case '+':
 		t := L.CreateTable(0, 1)
-		t.RawSetString("ok", glua.LString(line))
+		t.RawSetString("ok", e.statusString(line))
 		return t, next, true
 	case '-':
 		t := errorTable(L, "-"+string(line))
@@ -91,7 +91,7 @@ func (e *Engine) replyToLua(b []byte, pos, depth int) (glua.LValue, int, bool) {
 		body := b[next : next+int(n)]
 		end := next + int(n) + 2
 		if typ == '$' {
-			return glua.LString(body), end, true
+			return e.intern.str(body), end, true
 		}
 		if len(body) < 4 || body[3] != ':' {
 			return glua.LNil, 0, false
@@ -161,6 +161,19 @@ func (e *Engine) replyToLua(b []byte, pos, depth int) (glua.LValue, int, bool) {
 		}
 	}
 	return glua.LNil, 0, false
+}
+
+// statusString returns line as a Lua string, from the cache for the short
+// status texts commands answer over and over.
+func (e *Engine) statusString(line []byte) glua.LValue {
+	if v, ok := e.statusCache[string(line)]; ok {
+		return v
+	}
+	v := glua.LValue(glua.LString(line))
+	if len(line) <= 32 && len(e.statusCache) < 64 {
+		e.statusCache[string(line)] = v
+	}
+	return v
 }
 
 // setField is lua_settable for a converted key: a nil or NaN key (which

@@ -91,6 +91,12 @@ type Engine struct {
 	argEnds  []int
 
 	rand lrand48
+
+	// statusCache holds the strings of status replies seen (OK, QUEUED,
+	// PONG...), so converting one allocates only its table.
+	statusCache map[string]glua.LValue
+	intern      internCache
+	boxedLens   [17]glua.LValue // glua.LNumber(i), boxed once
 }
 
 // New creates an engine with Redis 7.0's libraries, redis API and sandbox.
@@ -101,8 +107,14 @@ func New() *Engine {
 		scripts: make(map[string]*script),
 		realOf:  make(map[*glua.LTable]*glua.LTable),
 		proxyOf: make(map[*glua.LTable]*glua.LTable),
+
+		statusCache: make(map[string]glua.LValue),
 	}
 	e.rand.seed0()
+	e.intern.init()
+	for i := range e.boxedLens {
+		e.boxedLens[i] = glua.LNumber(i)
+	}
 	e.realG = L.G.Global
 	e.openLibraries()
 	e.registerRedisAPI()
@@ -540,12 +552,15 @@ func appendErr(dst []byte, msg string) []byte {
 // beyond them. A table the script changed (more or fewer entries than the
 // last run gave it) is replaced rather than cleaned.
 func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTable, int) {
-	n := 0
-	for k, _ := t.Next(glua.LNil); k != glua.LNil && n <= prev; k, _ = t.Next(k) {
-		n++
+	// Unchanged means: still exactly 1..prev, nothing after the last index
+	// (Next from it reaches the hash part), and no metatable.
+	var last glua.LValue = glua.LNil
+	if prev > 0 && prev < len(e.boxedLens) {
+		last = e.boxedLens[prev]
+	} else if prev > 0 {
+		last = glua.LNumber(prev)
 	}
-	if n != prev || t.Len() != prev {
-		// The script changed the table; start over with a clean one.
+	if k, _ := t.Next(last); k != glua.LNil || t.Len() != prev || t.Metatable != glua.LNil {
 		t = e.L.CreateTable(len(vals), 0)
 	} else {
 		for i := len(vals) + 1; i <= prev; i++ {
@@ -553,7 +568,7 @@ func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTabl
 		}
 	}
 	for i, v := range vals {
-		t.RawSetInt(i+1, glua.LString(v))
+		t.RawSetInt(i+1, e.intern.str(v))
 	}
 	return t, len(vals)
 }
