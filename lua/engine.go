@@ -1,10 +1,12 @@
 package lua
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync"
 
 	glua "github.com/yuin/gopher-lua"
 )
@@ -44,6 +46,8 @@ type Host interface {
 type Status struct {
 	// Err is set when the reply is a top-level error.
 	Err bool
+	// Killed is set when Kill stopped the script.
+	Killed bool
 	// Counted is set when that error came from a command the script ran
 	// (redis.call), so the server already counted it in errorstats and must
 	// not count it again (Redis's ignore_error_stats_update).
@@ -79,6 +83,7 @@ type Engine struct {
 	keys, argv *glua.LTable // reused KEYS and ARGV
 	nkeys      int          // entries of keys/argv filled by the last run
 	nargv      int
+	globalsSet bool // KEYS and ARGV are in realG
 
 	// State of the current run; host is nil between runs.
 	host     Host
@@ -91,6 +96,15 @@ type Engine struct {
 	argEnds  []int
 
 	rand lrand48
+
+	// Kill support: the interpreter runs with a context, which Kill cancels
+	// from any goroutine; the VM then raises at every instruction, so pcall
+	// cannot swallow it. kill guards runID and cancel.
+	kill   sync.Mutex
+	runID  uint64
+	ctx    context.Context
+	cancel context.CancelFunc
+	killed bool // under kill
 
 	// statusCache holds the strings of status replies seen (OK, QUEUED,
 	// PONG...), so converting one allocates only its table.
@@ -122,7 +136,53 @@ func New() *Engine {
 	e.keys = L.CreateTable(8, 0)
 	e.argv = L.CreateTable(8, 0)
 	e.lockGlobals()
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	L.SetContext(e.ctx)
 	return e
+}
+
+// KilledErr is the reply of a script stopped by Kill (SCRIPT KILL).
+const KilledErr = "ERR Script killed by user with SCRIPT KILL..."
+
+// RunID identifies the run in progress (or the last one); Kill takes it so
+// that a kill meant for one script can never stop the next. Like Kill it
+// may be called from any goroutine.
+func (e *Engine) RunID() uint64 {
+	e.kill.Lock()
+	defer e.kill.Unlock()
+	return e.runID
+}
+
+// Kill stops run id if it is still running (SCRIPT KILL, FUNCTION KILL):
+// the script raises KilledErr at its next instruction and Run returns with
+// Status.Killed. Whether a script may still be killed (it has not written)
+// is the server's decision. Kill may be called from any goroutine.
+func (e *Engine) Kill(id uint64) {
+	e.kill.Lock()
+	defer e.kill.Unlock()
+	if id == e.runID && !e.killed {
+		e.killed = true
+		e.cancel()
+	}
+}
+
+// beginRun starts a run, with a fresh context if the last one was killed.
+func (e *Engine) beginRun() {
+	e.kill.Lock()
+	defer e.kill.Unlock()
+	e.runID++
+	if e.killed {
+		e.killed = false
+		e.ctx, e.cancel = context.WithCancel(context.Background())
+		e.L.SetContext(e.ctx)
+	}
+}
+
+func (e *Engine) endRun() bool {
+	e.kill.Lock()
+	defer e.kill.Unlock()
+	e.runID++ // a Kill for the finished run no longer matches
+	return e.killed
 }
 
 // Close releases the interpreter.
@@ -579,15 +639,30 @@ func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto i
 	e.resp = 2
 	e.errLine = -1
 	e.errSrc = ""
+	e.beginRun()
 	defer func() { e.host = nil }()
 
+	// KEYS and ARGV are globals (EVAL mode). Scripts cannot rebind them
+	// (the globals are read-only), so they are set again only when a
+	// table is replaced.
+	oldKeys, oldArgv := e.keys, e.argv
 	e.keys, e.nkeys = e.fillArray(e.keys, e.nkeys, keys)
 	e.argv, e.nargv = e.fillArray(e.argv, e.nargv, args)
-	e.realG.RawSetString("KEYS", e.keys)
-	e.realG.RawSetString("ARGV", e.argv)
+	if e.keys != oldKeys || !e.globalsSet {
+		e.realG.RawSetString("KEYS", e.keys)
+	}
+	if e.argv != oldArgv || !e.globalsSet {
+		e.realG.RawSetString("ARGV", e.argv)
+	}
+	e.globalsSet = true
 
 	L.Push(s.fn)
-	if err := L.PCall(0, 1, e.errHandler); err != nil {
+	err := L.PCall(0, 1, e.errHandler)
+	if killed := e.endRun(); killed {
+		L.SetTop(0)
+		return e.appendRunError(dst, s, errorTable(L, "-"+KilledErr)), Status{Err: true, Killed: true}
+	}
+	if err != nil {
 		var obj glua.LValue = glua.LString(err.Error())
 		if aerr, ok := err.(*glua.ApiError); ok && aerr.Object != nil {
 			obj = aerr.Object

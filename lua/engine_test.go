@@ -295,3 +295,41 @@ func TestMathRandomStartsFromRedisInitialState(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestKillStopsALoopingScriptEvenUnderPcall(t *testing.T) {
+	e := New()
+	h := &killHost{e: e}
+	body := "while true do pcall(redis.call, 'ping') end"
+	out, st := e.Eval(nil, h, []byte(body), nil, nil, 2)
+	want := "-ERR Script killed by user with SCRIPT KILL... script: " + SHA1Hex([]byte(body)) + ", on @user_script:1.\r\n"
+	if string(out) != want || !st.Killed || !st.Err {
+		t.Errorf("got %q %+v, want %q", out, st, want)
+	}
+	// The next script runs normally, and a stale kill does not touch it.
+	id := e.RunID()
+	e.Kill(id - 1)
+	if got := eval(t, e, newFakeHost(), "return 1", 2, nil); got != ":1\r\n" {
+		t.Errorf("after kill: %q", got)
+	}
+}
+
+// killHost kills the running script from another goroutine after a few
+// calls, as SCRIPT KILL arriving on another loop would.
+type killHost struct {
+	e     *Engine
+	calls int
+}
+
+func (h *killHost) Call(dst []byte, _ [][]byte, _ int) []byte {
+	h.calls++
+	if h.calls == 100 {
+		id := h.e.RunID()
+		done := make(chan struct{})
+		go func() { h.e.Kill(id); close(done) }()
+		<-done
+	}
+	return append(dst, "+PONG\r\n"...)
+}
+func (h *killHost) ACLCheckCmd([][]byte) (bool, bool) { return true, true }
+func (h *killHost) Log(int, string)                   {}
+func (h *killHost) SetRepl(int)                       {}
