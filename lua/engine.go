@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"container/list"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -62,13 +63,24 @@ type script struct {
 	sha  string
 	body string
 	fn   *glua.LFunction
+	// lru is the script's place in the eviction list while only EVAL
+	// brought it in; nil once SCRIPT LOAD pinned it.
+	lru *list.Element
 }
+
+// MaxEvalScripts bounds the scripts that only EVAL brought into the cache,
+// as Redis 7.4 does (7.0 grows without bound when an application sends a
+// unique script per call): past it the least recently used is evicted.
+// Scripts from SCRIPT LOAD (Load) are never evicted.
+const MaxEvalScripts = 500
 
 // Engine is one Lua interpreter with its script cache. Create it once per
 // event loop with New and reuse it; it is not safe for concurrent use.
 type Engine struct {
 	L       *glua.LState
 	scripts map[string]*script
+	evalLRU list.List // *script, most recently used first
+	evicted int64
 
 	// The sandbox. realG holds the globals; scripts see env, an empty proxy
 	// whose metatable reads through to realG and refuses writes. Each library
@@ -472,12 +484,16 @@ func (e *CompileError) Error() string { return e.msg }
 func (e *Engine) Load(body []byte) (string, error) {
 	var sum [40]byte
 	sha1hexInto(&sum, body)
-	if s, ok := e.scripts[string(sum[:])]; ok {
-		return s.sha, nil
+	s, ok := e.scripts[string(sum[:])]
+	if !ok {
+		var err error
+		if s, err = e.compile(string(sum[:]), body); err != nil {
+			return "", err
+		}
 	}
-	s, err := e.compile(string(sum[:]), body)
-	if err != nil {
-		return "", err
+	if s.lru != nil {
+		e.evalLRU.Remove(s.lru)
+		s.lru = nil
 	}
 	return s.sha, nil
 }
@@ -556,10 +572,15 @@ func (e *Engine) Body(sha []byte) (string, bool) {
 // NumScripts is the number of cached scripts (number_of_cached_scripts).
 func (e *Engine) NumScripts() int { return len(e.scripts) }
 
+// EvictedScripts counts the EVAL scripts evicted so far (Redis 7.4's
+// evicted_scripts).
+func (e *Engine) EvictedScripts() int64 { return e.evicted }
+
 // Flush drops every cached script (SCRIPT FLUSH). The interpreter is kept:
 // its globals are read-only, so scripts left nothing behind in it.
 func (e *Engine) Flush() {
 	clear(e.scripts)
+	e.evalLRU.Init()
 	e.L.SetTop(0)
 }
 
@@ -589,6 +610,14 @@ func (e *Engine) Eval(dst []byte, h Host, body []byte, keys, args [][]byte, prot
 		if s, err = e.compile(string(sum[:]), body); err != nil {
 			return appendErr(dst, err.Error()), Status{Err: true}
 		}
+		s.lru = e.evalLRU.PushFront(s)
+		for e.evalLRU.Len() > MaxEvalScripts {
+			old := e.evalLRU.Remove(e.evalLRU.Back()).(*script)
+			delete(e.scripts, old.sha)
+			e.evicted++
+		}
+	} else if s.lru != nil {
+		e.evalLRU.MoveToFront(s.lru)
 	}
 	return e.run(dst, h, s, keys, args, proto)
 }
@@ -598,6 +627,9 @@ func (e *Engine) EvalSHA(dst []byte, h Host, sha []byte, keys, args [][]byte, pr
 	s, ok := e.lookup(sha)
 	if !ok {
 		return appendErr(dst, NoScriptErr), Status{Err: true}
+	}
+	if s.lru != nil {
+		e.evalLRU.MoveToFront(s.lru)
 	}
 	return e.run(dst, h, s, keys, args, proto)
 }

@@ -333,3 +333,25 @@ func (h *killHost) Call(dst []byte, _ [][]byte, _ int) []byte {
 func (h *killHost) ACLCheckCmd([][]byte) (bool, bool) { return true, true }
 func (h *killHost) Log(int, string)                   {}
 func (h *killHost) SetRepl(int)                       {}
+
+func TestEvalCacheEvictsLeastRecentlyUsedEvalScriptsOnly(t *testing.T) {
+	e := New()
+	h := newFakeHost()
+	loaded, _ := e.Load([]byte("return 'loaded'"))
+	first := "return 0"
+	eval(t, e, h, first, 2, nil)
+	for i := 1; i < MaxEvalScripts; i++ {
+		eval(t, e, h, "return "+itoa(i), 2, nil)
+	}
+	e.EvalSHA(nil, h, []byte(SHA1Hex([]byte(first))), nil, nil, 2) // used again: now the newest
+	eval(t, e, h, "return 'one more'", 2, nil)                     // evicts "return 1"
+	if !e.Exists([]byte(SHA1Hex([]byte(first)))) || e.Exists([]byte(SHA1Hex([]byte("return 1")))) {
+		t.Errorf("wrong script evicted")
+	}
+	if !e.Exists([]byte(loaded)) || e.NumScripts() != MaxEvalScripts+1 || e.EvictedScripts() != 1 {
+		t.Errorf("loaded %v, %d scripts, %d evicted", e.Exists([]byte(loaded)), e.NumScripts(), e.EvictedScripts())
+	}
+	if out, _ := e.EvalSHA(nil, h, []byte(SHA1Hex([]byte("return 1"))), nil, nil, 2); string(out) != "-NOSCRIPT No matching script. Please use EVAL.\r\n" {
+		t.Errorf("evicted script: %q", out)
+	}
+}
