@@ -447,10 +447,13 @@ func (e *Engine) luaPcall(L *glua.LState) int {
 		if aerr, ok := err.(*glua.ApiError); ok {
 			obj = aerr.Object
 		}
-		if t, ok := obj.(*glua.LTable); ok {
-			if s, ok := t.RawGetString("err").(glua.LString); ok {
+		switch o := obj.(type) {
+		case *glua.LTable:
+			if s, ok := o.RawGetString("err").(glua.LString); ok {
 				obj = s
 			}
+		case glua.LString:
+			obj = glua.LString(luaMessage(string(o)))
 		}
 		L.Push(glua.LFalse)
 		L.Push(obj)
@@ -512,7 +515,7 @@ func (e *Engine) compile(sha string, body []byte) (*script, error) {
 	}
 	fn, err := e.L.Load(strings.NewReader(code), "user_script")
 	if err != nil {
-		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + compileMessage(err)}
+		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + compileMessage(err, strings.Count(code, "\n")+1)}
 	}
 	fn.Env = e.env
 	// The chunk is a vararg function; gopher-lua's Lua 5.0 compatibility
@@ -525,30 +528,77 @@ func (e *Engine) compile(sha string, body []byte) (*script, error) {
 }
 
 // compileMessage turns gopher-lua's syntax error into Lua 5.1's shape,
-// "user_script:<line>: <message> near '<token>'", as far as it can.
-func compileMessage(err error) string {
+// "user_script:<line>: <message> near '<token>'", as far as it can: its
+// parser only says "syntax error", which becomes Lua's most common
+// "unexpected symbol". lines is the line count of the chunk, for errors at
+// its end.
+func compileMessage(err error, lines int) string {
 	msg := err.Error()
 	if aerr, ok := err.(*glua.ApiError); ok && aerr.Cause != nil {
 		msg = aerr.Cause.Error()
 	}
-	// gopher-lua: "user_script line:1(column:7) near 'x':   syntax error\n"
 	msg = strings.TrimSpace(msg)
+	what := func(s string) string {
+		s = strings.TrimSpace(s)
+		if s == "syntax error" {
+			return "unexpected symbol"
+		}
+		return s
+	}
+	// "user_script at EOF:   syntax error"
+	if rest, ok := strings.CutPrefix(msg, "user_script at EOF:"); ok {
+		return "user_script:" + strconv.Itoa(lines) + ": " + what(rest) + " near '<eof>'"
+	}
+	// "user_script line:1(column:7) near 'x':   syntax error"
 	if rest, ok := strings.CutPrefix(msg, "user_script line:"); ok {
 		line := rest
 		if i := strings.IndexByte(rest, '('); i >= 0 {
 			line = rest[:i]
 		}
-		near := ""
 		if i := strings.Index(rest, " near "); i >= 0 {
-			near = rest[i+len(" near "):]
+			near := rest[i+len(" near "):]
 			if j := strings.LastIndex(near, ":"); j >= 0 {
-				what := strings.TrimSpace(near[j+1:])
-				near = strings.TrimSpace(near[:j])
-				return "user_script:" + line + ": " + what + " near " + near
+				return "user_script:" + line + ": " + what(near[j+1:]) + " near " + strings.TrimSpace(near[:j])
 			}
 		}
 		if i := strings.LastIndex(rest, ":"); i >= 0 {
-			return "user_script:" + line + ": " + strings.TrimSpace(rest[i+1:])
+			return "user_script:" + line + ": " + what(rest[i+1:])
+		}
+	}
+	return msg
+}
+
+// luaMessage rewrites gopher-lua's runtime error texts into Lua 5.1's
+// (without 5.1's variable names, which gopher-lua does not track): for
+// "user_script:1: cannot perform add operation between number and nil" it
+// returns "user_script:1: attempt to perform arithmetic on a nil value".
+func luaMessage(msg string) string {
+	pos, text := "", msg
+	if strings.HasPrefix(msg, "user_script:") {
+		if i := strings.Index(msg, ": "); i >= 0 {
+			pos, text = msg[:i+2], msg[i+2:]
+		}
+	}
+	if rest, ok := strings.CutPrefix(text, "cannot perform "); ok {
+		op, types, _ := strings.Cut(rest, " operation between ")
+		a, b, _ := strings.Cut(types, " and ")
+		bad := a
+		if a == "number" || (op == "concat" && a == "string") {
+			bad = b
+		}
+		if op == "concat" {
+			return pos + "attempt to concatenate a " + bad + " value"
+		}
+		return pos + "attempt to perform arithmetic on a " + bad + " value"
+	}
+	if rest, ok := strings.CutPrefix(text, "attempt to index a non-table object("); ok {
+		if i := strings.IndexByte(rest, ')'); i >= 0 {
+			return pos + "attempt to index a " + rest[:i] + " value"
+		}
+	}
+	if rest, ok := strings.CutPrefix(text, "attempt to compare "); ok {
+		if a, b, ok := strings.Cut(rest, " with "); ok && a == b {
+			return pos + "attempt to compare two " + a + " values"
 		}
 	}
 	return msg
@@ -749,7 +799,7 @@ func (e *Engine) appendRunError(dst []byte, s *script, obj glua.LValue) []byte {
 			msg = string(m)
 		}
 	} else {
-		msg = "ERR " + obj.String()
+		msg = "ERR " + luaMessage(obj.String())
 	}
 	if e.errLine >= 0 && e.errSrc != "" {
 		msg += " script: " + s.sha + ", on " + e.errSrc + ":" + strconv.Itoa(e.errLine) + "."

@@ -355,3 +355,22 @@ func TestEvalCacheEvictsLeastRecentlyUsedEvalScriptsOnly(t *testing.T) {
 		t.Errorf("evicted script: %q", out)
 	}
 }
+
+func TestLuaErrorTextsAsLua51(t *testing.T) {
+	e := New()
+	for _, tc := range []struct{ script, want string }{
+		{"return x +", "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'\r\n"},
+		{"return 1 1", "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '1'\r\n"},
+		{"\n\nfoo(", "-ERR Error compiling script (new function): user_script:3: unexpected symbol near '<eof>'\r\n"},
+		{"return 1 + nil", "-ERR user_script:1: attempt to perform arithmetic on a nil value script: " + SHA1Hex([]byte("return 1 + nil")) + ", on @user_script:1.\r\n"},
+		{"local t = {} return 'a' .. t", "-ERR user_script:1: attempt to concatenate a table value script: " + SHA1Hex([]byte("local t = {} return 'a' .. t")) + ", on @user_script:1.\r\n"},
+		{"local t return t.x", "-ERR user_script:1: attempt to index a nil value script: " + SHA1Hex([]byte("local t return t.x")) + ", on @user_script:1.\r\n"},
+		{"return select(2, pcall(function() return {} < {} end))", "$50\r\nuser_script:1: attempt to compare two table values\r\n"},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			if got := eval(t, e, newFakeHost(), tc.script, 2, nil); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
