@@ -224,6 +224,9 @@ func (e *Engine) openLibraries() {
 		L.Call(0, 0)
 	}
 	e.realG.RawSetString("gcinfo", L.NewFunction(e.luaGcinfo))
+	e.realG.RawSetString("collectgarbage", L.NewFunction(luaCollectgarbage))
+	str := e.realG.RawGetString("string").(*glua.LTable)
+	str.RawSetString("rep", L.NewFunction(luaStringRep(str.RawGetString("rep").(*glua.LFunction))))
 	e.realG.RawSetString("pcall", L.NewFunction(e.luaPcall))
 	e.realG.RawSetString("bit", e.openBit())
 	e.realG.RawSetString("struct", e.openStruct())
@@ -435,6 +438,42 @@ func (e *Engine) guardFirstArg(orig *glua.LFunction) glua.LGFunction {
 func (e *Engine) luaGcinfo(L *glua.LState) int {
 	L.Push(glua.LNumber(0))
 	return 1
+}
+
+// luaCollectgarbage is Lua 5.1's collectgarbage without gopher-lua's
+// runtime.GC: a script must not be able to stop the whole process (every
+// shard's loop) for a collection of the Go heap. The Lua heap is the Go
+// heap, collected by the Go runtime, so the options have nothing to do.
+func luaCollectgarbage(L *glua.LState) int {
+	switch opt := L.OptString(1, "collect"); opt {
+	case "collect", "stop", "restart":
+		L.Push(glua.LNumber(0))
+	case "count":
+		L.Push(glua.LNumber(0))
+	case "step":
+		L.Push(glua.LTrue)
+	case "setpause", "setstepmul":
+		L.Push(glua.LNumber(0))
+	default:
+		L.ArgError(1, "invalid option '"+opt+"'")
+	}
+	return 1
+}
+
+// maxStringRep bounds string.rep's result (proto-max-bulk-len's default):
+// in Go a failed allocation kills the process instead of raising Lua's
+// "not enough memory", so a one-line script could crash the server.
+const maxStringRep = 512 << 20
+
+func luaStringRep(orig *glua.LFunction) glua.LGFunction {
+	return func(L *glua.LState) int {
+		s := L.CheckString(1)
+		n := L.CheckInt(2)
+		if n > 0 && int64(len(s))*int64(n) > maxStringRep {
+			L.RaiseError("not enough memory")
+		}
+		return orig.GFunction(L)
+	}
 }
 
 // luaPcall is Redis 7's pcall: an error raised as a table with an err field

@@ -374,3 +374,16 @@ func TestLuaErrorTextsAsLua51(t *testing.T) {
 		})
 	}
 }
+
+func TestScriptsCannotStallOrCrashTheProcess(t *testing.T) {
+	e := New()
+	for _, tc := range []struct{ script, want string }{
+		{"return collectgarbage('count') >= 0 and collectgarbage() == 0", ":1\r\n"},
+		{"return select(2, pcall(string.rep, 'x', 1e12))", "$32\r\nuser_script:1: not enough memory\r\n"},
+		{"return #('ab'):rep(3)", ":6\r\n"},
+	} {
+		if got := eval(t, e, newFakeHost(), tc.script, 2, nil); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.script, got, tc.want)
+		}
+	}
+}
