@@ -236,12 +236,18 @@ func (e *Engine) luaLog(L *glua.LState) int {
 	first := true
 	for i := 2; i <= n; i++ {
 		switch v := L.Get(i).(type) {
-		case glua.LString, glua.LNumber:
+		case glua.LString:
 			if !first {
 				b.WriteByte(' ')
 			}
 			first = false
-			b.WriteString(v.String())
+			b.WriteString(string(v))
+		case glua.LNumber:
+			if !first {
+				b.WriteByte(' ')
+			}
+			first = false
+			b.WriteString(formatLuaNumber(float64(v)))
 		}
 	}
 	e.host.Log(level, b.String())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,6 +226,7 @@ func (e *Engine) openLibraries() {
 	}
 	e.realG.RawSetString("gcinfo", L.NewFunction(e.luaGcinfo))
 	e.realG.RawSetString("collectgarbage", L.NewFunction(luaCollectgarbage))
+	e.realG.RawSetString("tostring", L.NewFunction(luaTostring(e.realG.RawGetString("tostring").(*glua.LFunction))))
 	str := e.realG.RawGetString("string").(*glua.LTable)
 	str.RawSetString("rep", L.NewFunction(luaStringRep(str.RawGetString("rep").(*glua.LFunction))))
 	e.realG.RawSetString("pcall", L.NewFunction(e.luaPcall))
@@ -458,6 +460,38 @@ func luaCollectgarbage(L *glua.LState) int {
 		L.ArgError(1, "invalid option '"+opt+"'")
 	}
 	return 1
+}
+
+// luaTostring is tostring with Lua 5.1's number format, "%.14g"
+// (tostring(1/3) is "0.33333333333333", tostring(1e15) "1e+15"), where
+// gopher-lua prints Go's shortest form. Concatenation (..) still uses
+// gopher-lua's format: the VM does it without a call that could be
+// replaced.
+func luaTostring(orig *glua.LFunction) glua.LGFunction {
+	return func(L *glua.LState) int {
+		if n, ok := L.Get(1).(glua.LNumber); ok {
+			L.Push(glua.LString(formatLuaNumber(float64(n))))
+			return 1
+		}
+		return orig.GFunction(L)
+	}
+}
+
+// formatLuaNumber is printf("%.14g", f) as glibc prints it, Lua 5.1's
+// LUA_NUMBER_FMT.
+func formatLuaNumber(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 // maxStringRep bounds string.rep's result (proto-max-bulk-len's default):

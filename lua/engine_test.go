@@ -387,3 +387,12 @@ func TestScriptsCannotStallOrCrashTheProcess(t *testing.T) {
 		}
 	}
 }
+
+func TestTostringFormatsNumbersAsLua51(t *testing.T) {
+	e := New()
+	got := eval(t, e, newFakeHost(), "return {tostring(1/3), tostring(1e15), tostring(100), tostring(-0.5), tostring(2^53), tostring(1/0), tostring(nil), tostring('s')}", 2, nil)
+	want := "*8\r\n$16\r\n0.33333333333333\r\n$5\r\n1e+15\r\n$3\r\n100\r\n$4\r\n-0.5\r\n$18\r\n9.007199254741e+15\r\n$3\r\ninf\r\n$3\r\nnil\r\n$1\r\ns\r\n"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
