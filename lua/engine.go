@@ -64,6 +64,8 @@ type script struct {
 	sha  string
 	body string
 	fn   *glua.LFunction
+	// flags from the shebang; FlagEvalCompatMode without one.
+	flags uint64
 	// lru is the script's place in the eviction list while only EVAL
 	// brought it in; nil once SCRIPT LOAD pinned it.
 	lru *list.Element
@@ -96,6 +98,7 @@ type Engine struct {
 	keys, argv *glua.LTable // reused KEYS and ARGV
 	nkeys      int          // entries of keys/argv filled by the last run
 	nargv      int
+	functions  bool // an engine for FUNCTION/FCALL (NewFunctions)
 	globalsSet bool // KEYS and ARGV are in realG
 
 	// State of the current run; host is nil between runs.
@@ -576,16 +579,13 @@ func (e *Engine) Load(body []byte) (string, error) {
 
 func (e *Engine) compile(sha string, body []byte) (*script, error) {
 	src := string(body)
-	code := src
 	// A shebang line is skipped but its line feed kept, so line numbers
-	// stay the user's (evalExtractShebangFlags). Flags are the server's.
-	if strings.HasPrefix(code, "#!") {
-		if i := strings.IndexByte(code, '\n'); i >= 0 {
-			code = code[i:]
-		} else {
-			code = ""
-		}
+	// stay the user's (evalExtractShebangFlags).
+	flags, shebangLen, serr := parseShebang(src)
+	if serr != "" {
+		return nil, &CompileError{msg: "ERR " + serr}
 	}
+	code := src[shebangLen:]
 	fn, err := e.L.Load(strings.NewReader(code), "user_script")
 	if err != nil {
 		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + compileMessage(err, strings.Count(code, "\n")+1)}
@@ -595,7 +595,7 @@ func (e *Engine) compile(sha string, body []byte) (*script, error) {
 	// would build an "arg" table for it on every call, which a chunk (not
 	// a function with a named "arg" local) can never read.
 	fn.Proto.IsVarArg &^= glua.VarArgNeedsArg
-	s := &script{sha: sha, body: src, fn: fn}
+	s := &script{sha: sha, body: src, fn: fn, flags: flags}
 	e.scripts[sha] = s
 	return s, nil
 }
@@ -677,6 +677,26 @@ func luaMessage(msg string) string {
 	return msg
 }
 
+// Prepare compiles body as EVAL does, caching it (under the EVAL cache
+// bound) if it is new, and returns its SHA1 and flags, so the server can
+// check the flags before it runs the script with EvalSHA.
+func (e *Engine) Prepare(body []byte) (sha string, flags uint64, err error) {
+	s, err := e.evalScript(body)
+	if err != nil {
+		return "", 0, err
+	}
+	return s.sha, s.flags, nil
+}
+
+// Flags returns a cached script's flags.
+func (e *Engine) Flags(sha []byte) (uint64, bool) {
+	s, ok := e.lookup(sha)
+	if !ok {
+		return 0, false
+	}
+	return s.flags, true
+}
+
 // Exists reports whether sha (40 hex digits, any case) is cached.
 func (e *Engine) Exists(sha []byte) bool {
 	_, ok := e.lookup(sha)
@@ -725,13 +745,23 @@ func (e *Engine) lookup(sha []byte) (*script, bool) {
 // Eval runs body (EVAL), compiling and caching it first if needed, and
 // appends its reply for a client speaking proto to dst.
 func (e *Engine) Eval(dst []byte, h Host, body []byte, keys, args [][]byte, proto int) ([]byte, Status) {
+	s, err := e.evalScript(body)
+	if err != nil {
+		return appendErr(dst, err.Error()), Status{Err: true}
+	}
+	return e.run(dst, h, s, keys, args, proto)
+}
+
+// evalScript finds or compiles body for EVAL, keeping the EVAL cache's
+// LRU order and bound.
+func (e *Engine) evalScript(body []byte) (*script, error) {
 	var sum [40]byte
 	sha1hexInto(&sum, body)
 	s, ok := e.scripts[string(sum[:])]
 	if !ok {
 		var err error
 		if s, err = e.compile(string(sum[:]), body); err != nil {
-			return appendErr(dst, err.Error()), Status{Err: true}
+			return nil, err
 		}
 		s.lru = e.evalLRU.PushFront(s)
 		for e.evalLRU.Len() > MaxEvalScripts {
@@ -742,7 +772,7 @@ func (e *Engine) Eval(dst []byte, h Host, body []byte, keys, args [][]byte, prot
 	} else if s.lru != nil {
 		e.evalLRU.MoveToFront(s.lru)
 	}
-	return e.run(dst, h, s, keys, args, proto)
+	return s, nil
 }
 
 // EvalSHA runs a cached script (EVALSHA); an unknown sha gets NOSCRIPT.
@@ -789,6 +819,13 @@ func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTabl
 }
 
 func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto int) ([]byte, Status) {
+	return e.call(dst, h, s.fn, s.sha, keys, args, proto)
+}
+
+// call runs fn, named name in error replies (the SHA1 for EVAL, the
+// function's name for FCALL). In EVAL mode KEYS and ARGV are globals; in
+// function mode (an engine from NewFunctions) they are fn's two arguments.
+func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name string, keys, args [][]byte, proto int) ([]byte, Status) {
 	L := e.L
 	e.host = h
 	e.resp = 2
@@ -797,25 +834,31 @@ func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto i
 	e.beginRun()
 	defer func() { e.host = nil }()
 
-	// KEYS and ARGV are globals (EVAL mode). Scripts cannot rebind them
-	// (the globals are read-only), so they are set again only when a
-	// table is replaced.
 	oldKeys, oldArgv := e.keys, e.argv
 	e.keys, e.nkeys = e.fillArray(e.keys, e.nkeys, keys)
 	e.argv, e.nargv = e.fillArray(e.argv, e.nargv, args)
-	if e.keys != oldKeys || !e.globalsSet {
-		e.realG.RawSetString("KEYS", e.keys)
+	nargs := 0
+	L.Push(fn)
+	if e.functions {
+		L.Push(e.keys)
+		L.Push(e.argv)
+		nargs = 2
+	} else {
+		// KEYS and ARGV are globals. Scripts cannot rebind them (the
+		// globals are read-only), so they are set again only when a table
+		// is replaced.
+		if e.keys != oldKeys || !e.globalsSet {
+			e.realG.RawSetString("KEYS", e.keys)
+		}
+		if e.argv != oldArgv || !e.globalsSet {
+			e.realG.RawSetString("ARGV", e.argv)
+		}
+		e.globalsSet = true
 	}
-	if e.argv != oldArgv || !e.globalsSet {
-		e.realG.RawSetString("ARGV", e.argv)
-	}
-	e.globalsSet = true
-
-	L.Push(s.fn)
-	err := L.PCall(0, 1, e.errHandler)
+	err := L.PCall(nargs, 1, e.errHandler)
 	if killed := e.endRun(); killed {
 		L.SetTop(0)
-		return e.appendRunError(dst, s, errorTable(L, "-"+KilledErr)), Status{Err: true, Killed: true}
+		return e.appendRunError(dst, name, errorTable(L, "-"+KilledErr)), Status{Err: true, Killed: true}
 	}
 	if err != nil {
 		var obj glua.LValue = glua.LString(err.Error())
@@ -823,7 +866,7 @@ func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto i
 			obj = aerr.Object
 		}
 		L.SetTop(0)
-		return e.appendRunError(dst, s, obj), Status{Err: true, Counted: errCounted(obj)}
+		return e.appendRunError(dst, name, obj), Status{Err: true, Counted: errCounted(obj)}
 	}
 	ret := L.Get(-1)
 	L.SetTop(0)
@@ -865,7 +908,7 @@ func (e *Engine) luaErrorHandler(L *glua.LState) int {
 
 // appendRunError appends the reply of a script that raised obj, as
 // luaCallFunction does: "-<err> script: <sha>, on @user_script:<line>."
-func (e *Engine) appendRunError(dst []byte, s *script, obj glua.LValue) []byte {
+func (e *Engine) appendRunError(dst []byte, name string, obj glua.LValue) []byte {
 	var msg string
 	if t, ok := obj.(*glua.LTable); ok {
 		if m, ok := t.RawGetString("err").(glua.LString); ok {
@@ -875,7 +918,7 @@ func (e *Engine) appendRunError(dst []byte, s *script, obj glua.LValue) []byte {
 		msg = "ERR " + luaMessage(obj.String())
 	}
 	if e.errLine >= 0 && e.errSrc != "" {
-		msg += " script: " + s.sha + ", on " + e.errSrc + ":" + strconv.Itoa(e.errLine) + "."
+		msg += " script: " + name + ", on " + e.errSrc + ":" + strconv.Itoa(e.errLine) + "."
 	}
 	return appendErrorLine(dst, msg)
 }

@@ -396,3 +396,38 @@ func TestTostringFormatsNumbersAsLua51(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+func TestShebangFlagsAndErrors(t *testing.T) {
+	e := New()
+	for _, tc := range []struct {
+		body  string
+		flags uint64
+		err   string
+	}{
+		{"return 1", FlagEvalCompatMode, ""},
+		{"#!lua\nreturn 1", 0, ""},
+		{"#!lua flags=no-writes,allow-oom\nreturn 1", FlagNoWrites | FlagAllowOOM, ""},
+		{"#!lua flags=allow-stale,no-cluster,allow-cross-slot-keys\nreturn 1", FlagAllowStale | FlagNoCluster | FlagAllowCrossSlot, ""},
+		{"#!lua", 0, "ERR Invalid script shebang"},
+		{"#!python\nreturn 1", 0, "ERR Unexpected engine in script shebang: #!python"},
+		{"#!lua flags=bogus\nreturn 1", 0, "ERR Unexpected flag in script shebang: bogus"},
+		{"#!lua name=x\nreturn 1", 0, "ERR Unknown lua shebang option: name=x"},
+	} {
+		sha, flags, err := e.Prepare([]byte(tc.body))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: err %v, want %q", tc.body, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || flags != tc.flags || sha != SHA1Hex([]byte(tc.body)) {
+			t.Errorf("%q: %q %x %v, want flags %x", tc.body, sha, flags, err, tc.flags)
+		}
+		if f, ok := e.Flags([]byte(sha)); !ok || f != tc.flags {
+			t.Errorf("%q: Flags %x %v", tc.body, f, ok)
+		}
+	}
+	if got := FlagNames(FlagNoWrites | FlagAllowCrossSlot); len(got) != 2 || got[0] != "no-writes" || got[1] != "allow-cross-slot-keys" {
+		t.Errorf("FlagNames %q", got)
+	}
+}
