@@ -98,8 +98,10 @@ type Engine struct {
 	keys, argv *glua.LTable // reused KEYS and ARGV
 	nkeys      int          // entries of keys/argv filled by the last run
 	nargv      int
-	functions  bool // an engine for FUNCTION/FCALL (NewFunctions)
-	globalsSet bool // KEYS and ARGV are in realG
+	functions  bool         // an engine for FUNCTION/FCALL (NewFunctions)
+	loadG      *glua.LTable // globals while a library loads (functions)
+	load       *loading     // the LoadLibrary in progress, or nil
+	globalsSet bool         // KEYS and ARGV are in realG
 
 	// State of the current run; host is nil between runs.
 	host     Host
