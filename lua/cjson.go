@@ -30,6 +30,10 @@ type cjsonConfig struct {
 	precision      int
 }
 
+// cjsonDefaults are lua_cjson.c's DEFAULT_* settings.
+var cjsonDefaults = cjsonConfig{sparseRatio: 2, sparseSafe: 10, encodeMaxDepth: 1000, decodeMaxDepth: 1000,
+	decodeInvalid: true, keepBuffer: true, precision: 14}
+
 type cjson struct {
 	cfg  cjsonConfig
 	null *glua.LUserData
@@ -38,10 +42,9 @@ type cjson struct {
 
 func (e *Engine) openCjson() *glua.LTable {
 	L := e.L
-	c := &cjson{
-		cfg: cjsonConfig{sparseRatio: 2, sparseSafe: 10, encodeMaxDepth: 1000, decodeMaxDepth: 1000,
-			decodeInvalid: true, keepBuffer: true, precision: 14},
-		null: L.NewUserData(),
+	c := &cjson{cfg: cjsonDefaults, null: L.NewUserData()}
+	if e.cjson == nil {
+		e.cjson = c // the module's own; cjson.new() makes others
 	}
 	t := L.CreateTable(0, 16)
 	for name, fn := range map[string]glua.LGFunction{

@@ -122,3 +122,19 @@ return 'ok'`
 		t.Errorf("smoke: %q", got)
 	}
 }
+
+func TestFlushRestoresCjsonDefaults(t *testing.T) {
+	e := New()
+	h := newFakeHost()
+	eval(t, e, h, "cjson.encode_max_depth(1)", 2, nil)
+	if got := eval(t, e, h, "return cjson.encode_max_depth()", 2, nil); got != ":1\r\n" {
+		t.Fatalf("setting not kept: %q", got)
+	}
+	e.Flush()
+	if got := eval(t, e, h, "return cjson.encode_max_depth()", 2, nil); got != ":1000\r\n" {
+		t.Errorf("after Flush: %q", got)
+	}
+	if e.VMMemory() <= luaBaseMemory || e.ScriptsMemory() == 0 {
+		t.Errorf("memory %d %d", e.VMMemory(), e.ScriptsMemory())
+	}
+}

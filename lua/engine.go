@@ -128,6 +128,7 @@ type Engine struct {
 	// PONG...), so converting one allocates only its table.
 	statusCache map[string]glua.LValue
 	intern      internCache
+	cjson       *cjson          // the cjson module's state, reset by Flush
 	boxedLens   [17]glua.LValue // glua.LNumber(i), boxed once
 }
 
@@ -723,10 +724,39 @@ func (e *Engine) EvictedScripts() int64 { return e.evicted }
 
 // Flush drops every cached script (SCRIPT FLUSH). The interpreter is kept:
 // its globals are read-only, so scripts left nothing behind in it.
+//
+// Redis builds a new interpreter instead, which also puts the cjson
+// settings a script changed (cjson.encode_max_depth and the others) back
+// to their defaults; so does Flush.
 func (e *Engine) Flush() {
 	clear(e.scripts)
 	e.evalLRU.Init()
 	e.L.SetTop(0)
+	e.cjson.cfg = cjsonDefaults
+	e.cjson.buf = nil
+}
+
+// Memory figures for INFO. The Lua heap is part of the Go heap, so the
+// interpreter's size is an estimate: Redis's figure for an empty
+// interpreter (used_memory_lua:31744 in 7.0) plus the script sources.
+
+// luaBaseMemory is what Redis 7.0 reports as used_memory_lua at start.
+const luaBaseMemory = 31744
+
+// VMMemory estimates the interpreter's memory (used_memory_lua,
+// used_memory_vm_eval, used_memory_vm_functions).
+func (e *Engine) VMMemory() int64 {
+	return luaBaseMemory + e.ScriptsMemory()
+}
+
+// ScriptsMemory is the memory of the cached EVAL scripts' SHA1s and
+// bodies (used_memory_scripts_eval), as lctx.lua_scripts_mem counts it.
+func (e *Engine) ScriptsMemory() int64 {
+	var n int64
+	for _, s := range e.scripts {
+		n += int64(len(s.sha)+len(s.body)) + 2*16 // two string headers
+	}
+	return n
 }
 
 func (e *Engine) lookup(sha []byte) (*script, bool) {
