@@ -485,30 +485,62 @@ func hasPrefixFold(s, p string) bool {
 	return true
 }
 
-// number scans what strtod would take: the longest prefix that parses.
+// number scans what strtod would take, in one pass: [-]digits[.digits]
+// [e[+-]digits], or inf/nan when decode_invalid_numbers is on; hex
+// numbers are refused, as json_is_invalid_number does.
 func (p *jsonParser) number(tok jsonToken) jsonToken {
 	d := p.data
-	end := p.pos
-	for end < len(d) && (d[end] == '-' || d[end] == '+' || d[end] == '.' || d[end] == 'e' || d[end] == 'E' ||
-		('0' <= d[end] && d[end] <= '9') || (p.c.cfg.decodeInvalid && isAlpha(d[end]))) {
-		end++
+	i := p.pos
+	if i < len(d) && d[i] == '-' {
+		i++
 	}
-	rest := d[p.pos:]
-	if !p.c.cfg.decodeInvalid || !(hasPrefixFold(rest, "inf") || hasPrefixFold(rest, "-inf") || hasPrefixFold(rest, "nan") || hasPrefixFold(rest, "-nan")) {
-		if len(rest) > 1 && rest[0] == '0' && (rest[1]|0x20) == 'x' || len(rest) > 2 && rest[0] == '-' && rest[1] == '0' && (rest[2]|0x20) == 'x' {
-			tok.typ, tok.bad = "invalid number", true
-			return tok
+	rest := d[i:]
+	if len(rest) > 1 && rest[0] == '0' && rest[1]|0x20 == 'x' {
+		tok.typ, tok.bad = "invalid number", true
+		return tok
+	}
+	if p.c.cfg.decodeInvalid && (hasPrefixFold(rest, "inf") || hasPrefixFold(rest, "nan")) {
+		end := i + 3
+		if hasPrefixFold(rest, "infinity") {
+			end = i + 8
+		}
+		f, _ := strconv.ParseFloat(d[p.pos:end], 64)
+		p.pos = end
+		tok.typ, tok.value = tNumber, glua.LNumber(f)
+		return tok
+	}
+	digits := func(i int) int {
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+		return i
+	}
+	start := i
+	i = digits(i)
+	intEnd := i
+	if i < len(d) && d[i] == '.' {
+		i = digits(i + 1)
+	}
+	if i == start || (intEnd == start && i == start+1) {
+		tok.typ, tok.bad = "invalid number", true
+		return tok
+	}
+	if i < len(d) && d[i]|0x20 == 'e' {
+		j := i + 1
+		if j < len(d) && (d[j] == '+' || d[j] == '-') {
+			j++
+		}
+		if k := digits(j); k > j {
+			i = k
 		}
 	}
-	for ; end > p.pos; end-- {
-		f, err := strconv.ParseFloat(d[p.pos:end], 64)
-		if err == nil || isRangeErr(err) {
-			p.pos = end
-			tok.typ, tok.value = tNumber, glua.LNumber(f)
-			return tok
-		}
+	f, err := strconv.ParseFloat(d[p.pos:i], 64)
+	if err != nil && !isRangeErr(err) {
+		tok.typ, tok.bad = "invalid number", true
+		return tok
 	}
-	tok.typ, tok.bad = "invalid number", true
+	p.pos = i
+	tok.typ, tok.value = tNumber, glua.LNumber(f)
 	return tok
 }
 

@@ -1,6 +1,9 @@
 package lua
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCjsonAsRedis(t *testing.T) {
 	e := New()
@@ -136,5 +139,23 @@ func TestFlushRestoresCjsonDefaults(t *testing.T) {
 	}
 	if e.VMMemory() <= luaBaseMemory || e.ScriptsMemory() == 0 {
 		t.Errorf("memory %d %d", e.VMMemory(), e.ScriptsMemory())
+	}
+}
+
+func TestCjsonDecodesNumbersAsStrtod(t *testing.T) {
+	e := New()
+	for _, tc := range []struct{ json, want string }{
+		{`[1.5e3, -0.25, 5., 1e+2, 0.1E-1]`, "1500 -0.25 5 100 0.01"},
+		{`[-5, 7]`, "-5 7"},
+	} {
+		got := eval(t, e, newFakeHost(), "local ok, v = pcall(cjson.decode, KEYS[1]) if not ok then return v end return table.concat(v, ' ')", 2, []string{tc.json})
+		if got != "$"+itoa(len(tc.want))+"\r\n"+tc.want+"\r\n" {
+			t.Errorf("%s: got %q, want %q", tc.json, got, tc.want)
+		}
+	}
+	// A long run of number characters is scanned once, not once per prefix.
+	long := "[" + strings.Repeat("1", 200000) + "e" + strings.Repeat("-", 200000) + "]"
+	if got := eval(t, e, newFakeHost(), "return select(2, pcall(cjson.decode, KEYS[1]))", 2, []string{long}); !strings.Contains(got, "Expected comma or array end but found invalid token") {
+		t.Errorf("long number: %.100q", got)
 	}
 }

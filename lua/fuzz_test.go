@@ -45,3 +45,31 @@ func FuzzReplyToLua(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecoders feeds arbitrary bytes to the decoders scripts reach
+// (cjson.decode, cmsgpack.unpack, struct.unpack with arbitrary formats)
+// and re-encodes what they return: Lua errors are fine, a Go panic or a
+// malformed reply is not.
+func FuzzDecoders(f *testing.F) {
+	for _, s := range []string{`[1,2,{"a":null}]`, `{"a":"\u00e9"}`, "\x93\x01\x02\x03", "\x82\xa1a\x01\xa1b\xc0", "\xdd\xff\xff\xff\xff", ">I2 b", "!8 s c0 d", "[[[[", `"\ud800"`} {
+		f.Add([]byte(s), []byte(s))
+	}
+	e := New()
+	h := &rawHost{}
+	f.Fuzz(func(t *testing.T, data, format []byte) {
+		keys := [][]byte{data, format}
+		for _, body := range []string{
+			"local ok, v = pcall(cjson.decode, KEYS[1]) if ok then return cjson.encode(v) end return tostring(v)",
+			"local r = {pcall(cmsgpack.unpack, KEYS[1])} if r[1] then return cmsgpack.pack(unpack(r, 2)) end return tostring(r[2])",
+			"local r = {pcall(cmsgpack.unpack_limit, KEYS[1], 2, 0)} return tostring(r[2])",
+			"local r = {pcall(struct.unpack, KEYS[2], KEYS[1])} return {tostring(r[1]), tostring(r[2])}",
+			"local ok, v = pcall(struct.pack, KEYS[2], 1, 2, 'abc', 4) return tostring(v)",
+			"local ok, v = pcall(struct.size, KEYS[2]) return tostring(v)",
+		} {
+			out, _ := e.Eval(nil, h, []byte(body), keys, nil, 2)
+			if n := resp.CountReplies(out); n != 1 {
+				t.Fatalf("%q: %d replies in %q", body, n, out)
+			}
+		}
+	})
+}
