@@ -17,8 +17,9 @@ import (
 // return the offset to resume at (-1 at the end).
 
 const (
-	msgpackMaxNesting = 16   // LUACMSGPACK_MAX_NESTING
-	msgpackMaxDecode  = 8000 // Lua's C stack, which bounds Redis's recursion
+	msgpackMaxGap     = 1 << 20 // see hash
+	msgpackMaxNesting = 16      // LUACMSGPACK_MAX_NESTING
+	msgpackMaxDecode  = 8000    // Lua's C stack, which bounds Redis's recursion
 )
 
 func (e *Engine) openCmsgpack() *glua.LTable {
@@ -359,6 +360,14 @@ func (c *msgpackCursor) hash(n uint64) glua.LValue {
 		case glua.LNumber:
 			if math.IsNaN(float64(k)) {
 				c.L.RaiseError("table index is NaN")
+			}
+			// gopher-lua keeps every integer key below MaxArrayIndex
+			// (2^26) in the table's array part, filling the gap with nils:
+			// one map entry {[60000000]=1} of a few bytes would allocate
+			// ~1GB. Redis's Lua puts such a key in the hash part; here it
+			// is refused.
+			if f := float64(k); f >= 1 && f < float64(glua.MaxArrayIndex) && f == math.Trunc(f) && int(f) > t.Len()+msgpackMaxGap {
+				c.L.RaiseError("cmsgpack: integer map key %d too sparse for this Lua (gap over %d)", int(f), msgpackMaxGap)
 			}
 		}
 		t.RawSet(k, v)

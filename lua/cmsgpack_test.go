@@ -92,6 +92,7 @@ func TestCmsgpackUnpackErrors(t *testing.T) {
 		{`cmsgpack.unpack('\193')`, "Bad data format in input."},
 		{`cmsgpack.pack()`, "bad argument #0 to pack (MessagePack pack needs input.)"},
 		{`cmsgpack.unpack_one('\1', 5)`, "Start offset 5 greater than input length 1."},
+		{`cmsgpack.unpack('\129\206\3\138\50\128\1')`, "cmsgpack: integer map key 59388544 too sparse for this Lua (gap over 1048576)"},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			got := eval(t, e, newFakeHost(), "local ok, err = pcall(function() "+tc.script+" end) return err", 2, nil)
