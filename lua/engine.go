@@ -233,6 +233,7 @@ func (e *Engine) openLibraries() {
 	e.realG.RawSetString("gcinfo", L.NewFunction(e.luaGcinfo))
 	e.realG.RawSetString("collectgarbage", L.NewFunction(luaCollectgarbage))
 	e.realG.RawSetString("tostring", L.NewFunction(luaTostring(e.realG.RawGetString("tostring").(*glua.LFunction))))
+	e.realG.RawGetString("table").(*glua.LTable).RawSetString("concat", L.NewFunction(luaTableConcat))
 	str := e.realG.RawGetString("string").(*glua.LTable)
 	str.RawSetString("rep", L.NewFunction(luaStringRep(str.RawGetString("rep").(*glua.LFunction))))
 	e.realG.RawSetString("pcall", L.NewFunction(e.luaPcall))
@@ -498,6 +499,32 @@ func formatLuaNumber(f float64) string {
 		return "nan"
 	}
 	return strconv.FormatFloat(f, 'g', 14, 64)
+}
+
+// luaTableConcat is Lua 5.1's table.concat: numbers as "%.14g", always a
+// string (gopher-lua's returns a lone number element as a number), and
+// 5.1's error for other values.
+func luaTableConcat(L *glua.LState) int {
+	t := L.CheckTable(1)
+	sep := L.OptString(2, "")
+	i := L.OptInt(3, 1)
+	j := L.OptInt(4, t.Len())
+	var b strings.Builder
+	for k := i; k <= j; k++ {
+		switch v := t.RawGetInt(k).(type) {
+		case glua.LString:
+			b.WriteString(string(v))
+		case glua.LNumber:
+			b.WriteString(formatLuaNumber(float64(v)))
+		default:
+			L.RaiseError("invalid value (at index %d) in table for 'concat'", k)
+		}
+		if k != j {
+			b.WriteString(sep)
+		}
+	}
+	L.Push(glua.LString(b.String()))
+	return 1
 }
 
 // maxStringRep bounds string.rep's result (proto-max-bulk-len's default):

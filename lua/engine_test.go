@@ -431,3 +431,18 @@ func TestShebangFlagsAndErrors(t *testing.T) {
 		t.Errorf("FlagNames %q", got)
 	}
 }
+
+func TestTableConcatAsLua51(t *testing.T) {
+	e := New()
+	for _, tc := range []struct{ script, want string }{
+		{"return type(table.concat({5}))", "$6\r\nstring\r\n"},
+		{"return table.concat({1, 1/3, 'a'}, ',')", "$20\r\n1,0.33333333333333,a\r\n"},
+		{"return table.concat({1, 2, 3}, '-', 2)", "$3\r\n2-3\r\n"},
+		{"return table.concat({1, 2, 3}, '-', 3, 2)", "$0\r\n\r\n"},
+		{"return select(2, pcall(table.concat, {1, {}}))", "$63\r\nuser_script:1: invalid value (at index 2) in table for 'concat'\r\n"},
+	} {
+		if got := eval(t, e, newFakeHost(), tc.script, 2, nil); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.script, got, tc.want)
+		}
+	}
+}
