@@ -10,7 +10,7 @@ import (
 
 // The redis table (script_lua.c luaRegisterRedisAPI, eval.c scriptingInit).
 func (e *Engine) registerRedisAPI() {
-	L := e.L
+	L := e.vm
 	r := L.CreateTable(0, 32)
 	fns := map[string]glua.LGFunction{
 		"call":               func(L *glua.LState) int { return e.luaRedisCall(L, true) },

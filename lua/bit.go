@@ -11,7 +11,7 @@ import (
 // Operands are taken modulo 2^32 and results are signed 32-bit numbers.
 
 func (e *Engine) openBit() *glua.LTable {
-	L := e.L
+	L := e.vm
 	t := L.CreateTable(0, 12)
 	for name, fn := range map[string]glua.LGFunction{
 		"tobit":   func(L *glua.LState) int { return bitRet(L, bitArg(L, 1)) },

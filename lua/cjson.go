@@ -41,7 +41,7 @@ type cjson struct {
 }
 
 func (e *Engine) openCjson() *glua.LTable {
-	L := e.L
+	L := e.vm
 	c := &cjson{cfg: cjsonDefaults, null: L.NewUserData()}
 	if e.cjson == nil {
 		e.cjson = c // the module's own; cjson.new() makes others

@@ -23,7 +23,7 @@ const (
 )
 
 func (e *Engine) openCmsgpack() *glua.LTable {
-	L := e.L
+	L := e.vm
 	m := &cmsgpack{}
 	t := L.CreateTable(0, 8)
 	t.RawSetString("pack", L.NewFunction(m.pack))

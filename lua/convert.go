@@ -34,7 +34,7 @@ const maxReplyDepth = 1000
 //	RESP3 big number {big_number="digits"}
 //	attribute        skipped; the reply after it is converted
 func (e *Engine) replyToLua(b []byte, pos, depth int) (glua.LValue, int, bool) {
-	L := e.L
+	L := e.vm
 	if depth > maxReplyDepth || pos >= len(b) {
 		return glua.LNil, 0, false
 	}

@@ -80,7 +80,7 @@ const MaxEvalScripts = 500
 // Engine is one Lua interpreter with its script cache. Create it once per
 // event loop with New and reuse it; it is not safe for concurrent use.
 type Engine struct {
-	L       *glua.LState
+	vm      *glua.LState
 	scripts map[string]*script
 	evalLRU list.List // *script, most recently used first
 	evicted int64
@@ -136,7 +136,7 @@ type Engine struct {
 func New() *Engine {
 	L := glua.NewState(glua.Options{SkipOpenLibs: true})
 	e := &Engine{
-		L:       L,
+		vm:      L,
 		scripts: make(map[string]*script),
 		realOf:  make(map[*glua.LTable]*glua.LTable),
 		proxyOf: make(map[*glua.LTable]*glua.LTable),
@@ -193,7 +193,7 @@ func (e *Engine) beginRun() {
 	if e.killed {
 		e.killed = false
 		e.ctx, e.cancel = context.WithCancel(context.Background())
-		e.L.SetContext(e.ctx)
+		e.vm.SetContext(e.ctx)
 	}
 }
 
@@ -205,7 +205,7 @@ func (e *Engine) endRun() bool {
 }
 
 // Close releases the interpreter.
-func (e *Engine) Close() { e.L.Close() }
+func (e *Engine) Close() { e.vm.Close() }
 
 // globalsAllowList is Redis 7.0's allow list (script_lua.c): the globals a
 // script may see. Everything else gopher-lua's base library defines
@@ -225,7 +225,7 @@ var globalsAllowList = []string{
 }
 
 func (e *Engine) openLibraries() {
-	L := e.L
+	L := e.vm
 	for _, lib := range []glua.LGFunction{glua.OpenBase, glua.OpenTable, glua.OpenString, glua.OpenMath, glua.OpenCoroutine} {
 		L.Push(L.NewFunction(lib))
 		L.Call(0, 0)
@@ -266,7 +266,7 @@ func (e *Engine) openLibraries() {
 // read-only, Redis's luaSetTableProtectionRecursively, and swaps in the
 // functions that would otherwise write around the proxies.
 func (e *Engine) lockGlobals() {
-	L := e.L
+	L := e.vm
 	readonly := L.NewFunction(luaReadonlyError)
 
 	// Writes through the proxies of the base functions must see proxies.
@@ -307,8 +307,8 @@ func (e *Engine) protect(t *glua.LTable, readonly *glua.LFunction) *glua.LTable 
 	if p, ok := e.proxyOf[t]; ok {
 		return p
 	}
-	p := e.L.CreateTable(0, 0)
-	mt := e.L.CreateTable(0, 2)
+	p := e.vm.CreateTable(0, 0)
+	mt := e.vm.CreateTable(0, 2)
 	mt.RawSetString("__index", t)
 	mt.RawSetString("__newindex", readonly)
 	p.Metatable = mt
@@ -616,7 +616,7 @@ func (e *Engine) compile(sha string, body []byte) (*script, error) {
 		return nil, &CompileError{msg: "ERR " + serr}
 	}
 	code := src[shebangLen:]
-	fn, err := e.L.Load(strings.NewReader(code), "user_script")
+	fn, err := e.vm.Load(strings.NewReader(code), "user_script")
 	if err != nil {
 		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + compileMessage(err, strings.Count(code, "\n")+1)}
 	}
@@ -758,7 +758,7 @@ func (e *Engine) EvictedScripts() int64 { return e.evicted }
 func (e *Engine) Flush() {
 	clear(e.scripts)
 	e.evalLRU.Init()
-	e.L.SetTop(0)
+	e.vm.SetTop(0)
 	e.cjson.cfg = cjsonDefaults
 	e.cjson.buf = nil
 }
@@ -865,7 +865,7 @@ func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTabl
 		last = glua.LNumber(prev)
 	}
 	if k, _ := t.Next(last); k != glua.LNil || t.Len() != prev || t.Metatable != glua.LNil {
-		t = e.L.CreateTable(len(vals), 0)
+		t = e.vm.CreateTable(len(vals), 0)
 	} else {
 		for i := len(vals) + 1; i <= prev; i++ {
 			t.RawSetInt(i, glua.LNil)
@@ -885,7 +885,7 @@ func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto i
 // function's name for FCALL). In EVAL mode KEYS and ARGV are globals; in
 // function mode (an engine from NewFunctions) they are fn's two arguments.
 func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name string, keys, args [][]byte, proto int) ([]byte, Status) {
-	L := e.L
+	L := e.vm
 	e.host = h
 	e.resp = 2
 	e.errLine = -1

@@ -26,7 +26,7 @@ type Function struct {
 func NewFunctions() *Engine {
 	e := New()
 	e.functions = true
-	L := e.L
+	L := e.vm
 	readonly := L.NewFunction(luaReadonlyError)
 	nonexistent := L.NewFunction(luaNonexistentGlobal)
 	errMT := func(t *glua.LTable) *glua.LTable {
@@ -62,7 +62,7 @@ type loading struct {
 // "No functions registered". Checking library names and clashes with
 // other libraries is the server's.
 func (e *Engine) LoadLibrary(code []byte) ([]*Function, error) {
-	L := e.L
+	L := e.vm
 	src := string(code)
 	fn, err := L.Load(strings.NewReader(src), "user_function")
 	if err != nil {

@@ -21,7 +21,7 @@ const (
 )
 
 func (e *Engine) openStruct() *glua.LTable {
-	L := e.L
+	L := e.vm
 	t := L.CreateTable(0, 3)
 	t.RawSetString("pack", L.NewFunction(structPack))
 	t.RawSetString("unpack", L.NewFunction(structUnpack))
