@@ -915,7 +915,9 @@ func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name string, keys,
 		e.globalsSet = true
 	}
 	err := L.PCall(nargs, 1, e.errHandler)
-	if killed := e.endRun(); killed {
+	// A Kill that lands after the script's last instruction does not turn
+	// its result into an error.
+	if killed := e.endRun(); killed && err != nil {
 		L.SetTop(0)
 		return e.appendRunError(dst, name, errorTable(L, "-"+KilledErr)), Status{Err: true, Killed: true}
 	}
