@@ -157,10 +157,10 @@ func (cl *Client) memUsage() int64 { return cl.bufMem() + cl.stateMem() }
 // bufMem is the memory of the client's buffers, which only its loop
 // changes.
 func (cl *Client) bufMem() int64 {
-	n := int64(cap(cl.ownBuf)+cap(cl.out)) + clientOverhead
-	if cap(cl.qbuf) > 0 && !within(cl.qbuf, cl.ownBuf) {
-		n += int64(cap(cl.qbuf)) // input being assembled beyond ownBuf
-	}
+	// The query buffer as Redis holds it (querybuf.go); gnet's read buffer,
+	// lent to a call, is the loop's and not counted, so the figure is the
+	// same during a command (INFO, CLIENT LIST) as between batches.
+	n := int64(cl.qbufAlloc()+cap(cl.out)) + clientOverhead
 	if cl.c != nil && !cl.closed {
 		n += int64(cl.c.OutboundBuffered())
 	}
@@ -454,9 +454,9 @@ func (srv *Server) evictClientsParked() {
 // (all), accounts every client for the replies gnet sent or queued since.
 func (l *Loop) clientMemCron(now time.Time, all bool) {
 	for _, cl := range l.clients {
-		c := cap(cl.ownBuf)
+		c := cl.qbufAlloc()
 		cl.resizeQueryBuffer(now)
-		if all || cap(cl.ownBuf) != c {
+		if all || cl.qbufAlloc() != c {
 			cl.accountMem()
 		}
 	}

@@ -544,6 +544,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	// commands' time snapshot (batchNow); time.Now is 65 ns here.
 	now := time.Now()
 	cl.lastInteraction = now
+	cl.qroom = true // Redis's query buffer makes room for a read (querybuf.go)
 	l.nowMs, l.nowValid = now.UnixMilli(), true
 	l.sh.SetNow(l.nowMs)
 	l.inRead = true
