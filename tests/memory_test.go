@@ -176,3 +176,76 @@ func TestConfigSetMaxmemoryEvictsAtOnce(t *testing.T) {
 		t.Fatalf("SET under maxmemory 1: %v", err)
 	}
 }
+
+// TestMaxmemoryLimitHonoured is Redis's "is the memory limit honoured?":
+// with maxmemory 100 KiB above what is used, filled, as many keys again
+// leave used_memory under the limit plus 4 KiB, under every policy and
+// however the budget is split over shards. The same connection writes and
+// reads INFO, so its own memory must be counted the same way in both.
+func TestMaxmemoryLimitHonoured(t *testing.T) {
+	for _, shards := range []string{"1", "4"} {
+		t.Run("shards="+shards, func(t *testing.T) {
+			s := startServer(t, "--shards", shards)
+			c := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+			ctx := context.Background()
+			used := func() int64 { return memInfo(t, c)["used_memory"] }
+			for _, policy := range []string{"allkeys-random", "allkeys-lru", "allkeys-lfu",
+				"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"} {
+				c.FlushAll(ctx)
+				c.ConfigResetStat(ctx)
+				limit := used() + 100<<10
+				c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10))
+				c.ConfigSet(ctx, "maxmemory-policy", policy)
+				n := 0
+				for used()+4096 <= limit {
+					if err := c.SetEx(ctx, fmt.Sprintf("key:%d:%d", n, time.Now().UnixNano()), "x", time.Hour).Err(); err != nil {
+						t.Fatalf("%s: SETEX while filling: %v", policy, err)
+					}
+					n++
+				}
+				if n <= 10 {
+					t.Fatalf("%s: only %d keys fill 100 KiB", policy, n)
+				}
+				for j := 0; j < n; j++ {
+					c.SetEx(ctx, fmt.Sprintf("again:%d", j), "x", time.Hour)
+				}
+				m := memInfo(t, c)
+				if m["used_memory"] >= limit+4096 || m["evicted_keys"] == 0 {
+					t.Errorf("%s: used_memory %d, limit %d (+4096), %d evicted", policy, m["used_memory"], limit, m["evicted_keys"])
+				}
+			}
+		})
+	}
+}
+
+// TestEvictionBeforeAnyCommand: as Redis's processCommand, every command
+// evicts when used memory is over maxmemory, not only writes: clients whose
+// input grows push the keys out by the next INFO, without waiting for the
+// cron (hz 1 here) or a write.
+func TestEvictionBeforeAnyCommand(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--hz", "1", "--maxmemory", "4mb", "--maxmemory-policy", "allkeys-random")
+	c := s.client(t, 2)
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		c.SetRange(ctx, fmt.Sprintf("k%d", i), 100_000, "x")
+	}
+	before := memInfo(t, c)
+	if before["evicted_keys"] != 0 {
+		t.Fatalf("%d keys evicted before the clients came", before["evicted_keys"])
+	}
+	// Ten clients each send most of a 300 KB command and stop (the input of
+	// "dead" clients, 3 MB in all).
+	for i := 0; i < 10; i++ {
+		rc := s.raw(t)
+		rc.write("*2\r\n$3\r\nget\r\n$300000\r\n" + strings.Repeat("x", 290_000))
+	}
+	var m map[string]int64
+	waitFor(t, "the clients' input", func() bool {
+		m = memInfo(t, c)
+		return m["mem_clients_normal"] > 2_500_000
+	})
+	if m["evicted_keys"] == 0 || m["used_memory"] > 4<<20+4096 {
+		t.Fatalf("INFO seeing %d bytes of clients: %d keys evicted, used_memory %d (maxmemory %d)",
+			m["mem_clients_normal"], m["evicted_keys"], m["used_memory"], 4<<20)
+	}
+}
