@@ -195,6 +195,13 @@ func (cl *Client) accountMem() {
 		}
 		return
 	}
+	if cl.closed {
+		// Gone (OnClose, or closed for good after its replies): dropMem took
+		// it out of the accounting. A batch's replies may still be flushed
+		// after its connection closed in the same poll round, and must not
+		// put it back.
+		return
+	}
 	lm := &cl.loop.cmem
 	if !cl.hopOut {
 		// With a hop in flight (pipelined commands of another shard), the

@@ -8,6 +8,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,37 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestClosedClientsLeaveNoMemory: a client whose last command and
+// disconnection arrive together is flushed after it has gone; its memory
+// must not come back into the accounting, or the clients that stay are
+// evicted for memory nobody holds.
+func TestClosedClientsLeaveNoMemory(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	ctl := s.client(t, 2)
+	ctx := context.Background()
+	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "1mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctl.Do(ctx, "client", "no-evict", "on")
+	for i := 0; i < 300; i++ {
+		rc := s.raw(t)
+		rc.write(resp("set", fmt.Sprintf("k%d", i), "v"))
+		rc.c.Close()
+	}
+	waitFor(t, "the clients to go", func() bool {
+		n, _ := strconv.Atoi(infoSection(t, ctl, "clients")["connected_clients"])
+		return n == 1
+	})
+	// New clients well within the limit stay connected.
+	for i := 0; i < 5; i++ {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", fmt.Sprintf("stay%d", i)), "+OK\r\n")
+		rc.do(resp("ping"), "+PONG\r\n")
+	}
+	if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "0" {
+		t.Fatalf("%s clients evicted after 300 clients closed (mem_clients_normal %s)", n, infoSection(t, ctl, "memory")["mem_clients_normal"])
 	}
 }
