@@ -67,8 +67,8 @@ const (
 	// reply buffer).
 	clientOverhead = int64(unsafe.Sizeof(Client{})) + 512
 
-	// subOverhead is the memory one subscription costs its client (a map
-	// entry; the channel name is shared), as Redis's pubsubMemOverhead.
+	// subOverhead is the memory one subscription costs its client beyond
+	// its copy of the name (a map entry), as Redis's pubsubMemOverhead.
 	subOverhead = 48
 )
 
@@ -173,7 +173,7 @@ func (cl *Client) stateMem() int64 {
 	n := int64(cl.multiMem())
 	if cl.ps != nil {
 		sub, psub, ssub := cl.pubsubInfo()
-		n += int64(sub+psub+ssub) * subOverhead
+		n += int64(sub+psub+ssub)*subOverhead + int64(cl.ps.nameBytes)
 	}
 	return n
 }

@@ -212,3 +212,72 @@ func TestClosedClientsLeaveNoMemory(t *testing.T) {
 		t.Fatalf("%s clients evicted after 300 clients closed (mem_clients_normal %s)", n, infoSection(t, ctl, "memory")["mem_clients_normal"])
 	}
 }
+
+// TestWatchAndSubscriptionsEvictTheirClient is Redis's "client evicted due
+// to watched key list" and "... pubsub subscriptions": the memory of what a
+// client watches or subscribes to, its copies of the names included, is in
+// its tot-mem, so it is the client evicted, not the idle ones (here the
+// controlling connection itself may be evicted, as the test's own is).
+func TestWatchAndSubscriptionsEvictTheirClient(t *testing.T) {
+	s := startServer(t, "--shards", "4")
+	ctl := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "600000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var idle []*rawConn
+	for i := 0; i < 4; i++ {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", fmt.Sprintf("idle%d", i)), "+OK\r\n")
+		idle = append(idle, rc)
+	}
+	name := strings.Repeat("n", 100)
+	for _, cmd := range []string{"watch", "psubscribe", "subscribe", "ssubscribe"} {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", "holder"), "+OK\r\n")
+		field := "multi-mem"
+		if cmd != "watch" {
+			field = "tot-mem"
+		}
+		var before int
+		for i := 0; ; i++ {
+			rc.write(resp(cmd, fmt.Sprintf("%s:%d", name, i)))
+			l, err := rc.r.ReadString('\n')
+			if err != nil {
+				break // evicted
+			}
+			if cmd != "watch" { // the rest of the confirmation
+				for j := 0; j < 5; j++ {
+					if l, err = rc.r.ReadString('\n'); err != nil {
+						t.Fatalf("%s: %v", cmd, err)
+					}
+				}
+			}
+			if i == 999 {
+				fmt.Sscan(clientField(clientLine(t, ctl, "holder"), field), &before)
+				if before < 1000*(48+100) {
+					t.Fatalf("%s: %s %d with 1000 names of 100 bytes", cmd, field, before)
+				}
+			}
+			if i > 10_000 {
+				t.Fatalf("%s: not evicted after %d names: %s", cmd, i, clientLine(t, ctl, "holder"))
+			}
+			_ = l
+		}
+		if before == 0 {
+			t.Fatalf("%s: evicted before 1000 names", cmd)
+		}
+		if l := clientLine(t, ctl, "holder"); l != "" {
+			t.Fatalf("%s: the holder is still there: %s", cmd, l)
+		}
+		for i, rc := range idle {
+			rc.do(resp("ping"), "+PONG\r\n")
+			if clientLine(t, ctl, fmt.Sprintf("idle%d", i)) == "" {
+				t.Fatalf("%s: idle%d gone", cmd, i)
+			}
+		}
+	}
+	if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "4" {
+		t.Fatalf("evicted_clients %s, want 4 (the holders)", n)
+	}
+}
