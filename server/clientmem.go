@@ -286,6 +286,9 @@ func (l *Loop) checkClientMem() {
 // loop may evict one client more than needed.
 func (l *Loop) evictNow() {
 	srv := l.srv
+	if srv.clientEvictionLimit() == 0 {
+		return
+	}
 	if l.cmem.top.Load() < 0 {
 		return
 	}

@@ -537,6 +537,15 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	l := cl.loop
+	if l.cmem.evictQueued {
+		// A client served earlier in this round put the clients over
+		// maxmemory-clients: evict before serving this one (Redis's
+		// evictClients in processCommand).
+		l.evictNow()
+		if cl.evicted || cl.closed {
+			return gnet.None
+		}
+	}
 	l.tickValid = false
 	srv.stats.netInput.Add(int64(len(data)))
 	l.stats.reads++
@@ -575,6 +584,11 @@ func (cl *Client) flush() {
 		cl.inFlush = true
 		cl.loop.p.flushList = append(cl.loop.p.flushList, cl)
 	}
+	// The replies wait in cl.out for the round's end: account them now, so
+	// that the next client served in this round finds the clients over
+	// maxmemory-clients evicted (OnTraffic), as Redis accounts a client
+	// after its commands and evicts before the next command.
+	cl.accountMem()
 }
 
 // writeOut writes the batch's replies, once, and closes the connection if

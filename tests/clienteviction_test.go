@@ -281,3 +281,43 @@ func TestWatchAndSubscriptionsEvictTheirClient(t *testing.T) {
 		t.Fatalf("evicted_clients %s, want 4 (the holders)", n)
 	}
 }
+
+// TestNoClientSeenOverTheLimit is Redis's "client evicted due to output
+// buf": a client that reads none of its replies is evicted before any other
+// client's command can see the clients over maxmemory-clients, also when
+// its replies of one poll round are still waiting to be written.
+func TestNoClientSeenOverTheLimit(t *testing.T) {
+	for _, shards := range []string{"1", "2"} {
+		t.Run("shards="+shards, func(t *testing.T) {
+			s := startServer(t, "--shards", shards)
+			ctl := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+			ctx := context.Background()
+			const limit = 3_000_000
+			ctl.ConfigSet(ctx, "maxmemory-clients", strconv.Itoa(limit))
+			ctl.SetRange(ctx, "k", 200_000, "v")
+			rc := s.raw(t)
+			rc.do(resp("client", "setname", "unread"), "+OK\r\n")
+			for i := 0; ; i++ {
+				l := clientLine(t, ctl, "unread")
+				if l == "" {
+					break
+				}
+				var mem int
+				fmt.Sscan(clientField(l, "tot-mem"), &mem)
+				if mem >= limit {
+					t.Fatalf("after %d GETs, a client over maxmemory-clients is listed: %s", i, l)
+				}
+				if i > 1000 {
+					t.Fatalf("not evicted after %d unread replies of 200 KB: %s", i, l)
+				}
+				_ = rc.c.SetWriteDeadline(time.Now().Add(time.Second))
+				if _, err := rc.c.Write([]byte(resp("get", "k"))); err != nil {
+					break
+				}
+			}
+			if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "1" {
+				t.Fatalf("evicted_clients %s, want 1", n)
+			}
+		})
+	}
+}
