@@ -580,6 +580,14 @@ func (cl *Client) flush() {
 		cl.writeOut()
 		return
 	}
+	if !cl.hopOut && !cl.closed && (cl.obs.obufKill || !cl.closing && cl.noteOutput()) {
+		// Over its output buffer limits: closed now, before the next
+		// client is served, as Redis frees a client marked CLOSE_ASAP
+		// after its read (beforeNextClient); its memory never makes
+		// another client evicted.
+		cl.writeOut()
+		return
+	}
 	if !cl.inFlush {
 		cl.inFlush = true
 		cl.loop.p.flushList = append(cl.loop.p.flushList, cl)

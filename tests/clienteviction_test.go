@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -319,5 +320,55 @@ func TestNoClientSeenOverTheLimit(t *testing.T) {
 				t.Fatalf("evicted_clients %s, want 1", n)
 			}
 		})
+	}
+}
+
+// TestOutputLimitBeforeClientEviction is Redis's "avoid client eviction
+// when client is freed by output buffer limit": clients whose replies pass
+// their output buffer limit are closed for it at once, before the next
+// client is served, so their memory never makes another client evicted.
+func TestOutputLimitBeforeClientEviction(t *testing.T) {
+	s := startServer(t, "--shards", "1")
+	ctl := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	ctl.ConfigSet(ctx, "maxmemory-clients", "10mb")
+	ctl.ConfigSet(ctx, "client-output-buffer-limit", "normal 3mb 0 0")
+	const obuf = 4 << 20
+	ctl.SetRange(ctx, "k", obuf, "v")
+	qb := s.raw(t)
+	qb.do(resp("client", "setname", "qbuf-client"), "+OK\r\n")
+	var obufs []*rawConn
+	for i := 0; i < 2; i++ {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", fmt.Sprintf("obuf-client%d", i)), "+OK\r\n")
+		obufs = append(obufs, rc)
+	}
+	n := 10<<20 - obuf
+	qb.write(fmt.Sprintf("*1\r\n$%d\r\n%s", n, strings.Repeat("v", n)))
+	waitFor(t, "the query buffer", func() bool { return clientField(clientLine(t, ctl, "qbuf-client"), "qbuf") == strconv.Itoa(n) })
+	// Both GETs are read in one poll round.
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range obufs {
+		rc.write(resp("get", "k"))
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if l := clientLine(t, ctl, fmt.Sprintf("obuf-client%d", i)); l != "" {
+			t.Fatalf("obuf-client%d still listed: %s", i, l)
+		}
+	}
+	if clientLine(t, ctl, "qbuf-client") == "" {
+		t.Fatal("qbuf-client evicted")
+	}
+	if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "0" {
+		t.Fatalf("evicted_clients %s, want 0", n)
+	}
+	if n := strings.Count(s.log.String(), "for overcoming of output buffer limits."); n != 2 {
+		t.Fatalf("%d clients closed for their output buffer limits, want 2:\n%s", n, s.log.String())
 	}
 }
