@@ -74,9 +74,10 @@ const (
 
 // loopClientMem is one loop's client memory accounting.
 type loopClientMem struct {
-	total atomic.Int64 // accounted memory of the loop's clients
-	top   atomic.Int32 // highest bucket holding an evictable client, -1: none
-	count [clientMemBuckets]int32
+	total     atomic.Int64 // accounted memory of the loop's clients
+	evictable atomic.Int64 // the part of total held by clients in a bucket (evictable)
+	top       atomic.Int32 // highest bucket holding an evictable client, -1: none
+	count     [clientMemBuckets]int32
 
 	evictQueued bool          // an eviction pass is queued on the loop
 	evictRun    gnet.Runnable // starts a pass (takes the server's token)
@@ -110,6 +111,16 @@ func (srv *Server) clientMemTotal() int64 {
 	var n int64
 	for _, l := range srv.loops {
 		n += l.cmem.total.Load()
+	}
+	return n
+}
+
+// clientMemEvictable is the accounted memory of the clients that may be
+// evicted.
+func (srv *Server) clientMemEvictable() int64 {
+	var n int64
+	for _, l := range srv.loops {
+		n += l.cmem.evictable.Load()
 	}
 	return n
 }
@@ -211,6 +222,10 @@ func (cl *Client) accountMem() {
 	}
 	n := cl.bufMem() + cl.stateAcct
 	grew := n > cl.memAcct
+	var evOld, evNew int64
+	if cl.memBucket > 0 {
+		evOld = cl.memAcct
+	}
 	if n != cl.memAcct {
 		lm.total.Add(n - cl.memAcct)
 		cl.memAcct = n
@@ -218,6 +233,10 @@ func (cl *Client) accountMem() {
 	b := int8(0) // memBucket is the bucket + 1; 0: in none
 	if cl.evictable() {
 		b = clientMemBucket(n) + 1
+		evNew = n
+	}
+	if evNew != evOld {
+		lm.evictable.Add(evNew - evOld)
 	}
 	if b != cl.memBucket {
 		cl.loop.moveBucket(cl.memBucket-1, b-1)
@@ -235,6 +254,9 @@ func (cl *Client) dropMem() {
 		return
 	}
 	cl.loop.cmem.total.Add(-cl.memAcct)
+	if cl.memBucket > 0 {
+		cl.loop.cmem.evictable.Add(-cl.memAcct)
+	}
 	cl.memAcct = 0
 	if cl.memBucket > 0 {
 		cl.loop.moveBucket(cl.memBucket-1, -1)
