@@ -87,6 +87,15 @@ func (cl *Client) resizeQueryBuffer(now time.Time) {
 		cl.qpeak = 0
 		return
 	}
+	if cap(cl.ownBuf) == 0 {
+		// Only the read room: nothing points into it, whatever the client
+		// waits for (a blocked client's buffer is trimmed too, as Redis's).
+		if cl.qroom && now.Unix()-cl.lastInteraction.Unix() > 2 {
+			cl.qroom = false
+		}
+		cl.qpeak = 0
+		return
+	}
 	if cl.hopOut || cl.blocked != nil || cl.held || cl.closing {
 		return // commands in flight may point into the buffer
 	}

@@ -135,3 +135,34 @@ func TestQueryBufferReadRoom(t *testing.T) {
 		t.Fatalf("query buffer %d after a new read: %s", q, l)
 	}
 }
+
+// TestBlockedClientQueryBufferFreed: the read room of a client blocked in
+// BLPOP goes after 2 idle seconds too, as Redis's cron trims every client.
+func TestBlockedClientQueryBufferFreed(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	ctl := s.client(t, 2)
+	rc := s.raw(t)
+	rc.do(resp("client", "setname", "blocked"), "+OK\r\n")
+	rc.write(resp("blpop", "nolist", "0"))
+	field := func(l, name string) int {
+		n, _ := strconv.Atoi(clientField(l, name))
+		return n
+	}
+	waitFor(t, "the client to block", func() bool {
+		return strings.Contains(clientLine(t, ctl, "blocked"), "cmd=blpop")
+	})
+	if l := clientLine(t, ctl, "blocked"); field(l, "qbuf")+field(l, "qbuf-free") < 16384 {
+		t.Fatalf("no read room while blocked at first: %s", l)
+	}
+	for deadline := time.Now().Add(6 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		l := clientLine(t, ctl, "blocked")
+		if field(l, "qbuf")+field(l, "qbuf-free") == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked client's query buffer kept: %s", l)
+		}
+	}
+	ctl.RPush(context.Background(), "nolist", "v")
+	rc.expect("*2\r\n$6\r\nnolist\r\n$1\r\nv\r\n")
+}
