@@ -595,8 +595,11 @@ func (cl *Client) flush() {
 	// The replies wait in cl.out for the round's end: account them now, so
 	// that the next client served in this round finds the clients over
 	// maxmemory-clients evicted (OnTraffic), as Redis accounts a client
-	// after its commands and evicts before the next command.
-	cl.accountMem()
+	// after its commands and evicts before the next command; maxmemory
+	// counts them too. With neither set, writeOut's accounting is enough.
+	if cl.srv.shardBudget.Load() != 0 || cl.srv.cfg.maxmemoryClients.Load() != 0 {
+		cl.accountMem()
+	}
 }
 
 // writeOut writes the batch's replies, once, and closes the connection if
