@@ -18,7 +18,8 @@ import (
 //
 // Each shard accounts for its keys and values (shard.Shard.UsedMemory) and
 // owns an equal share of the budget: (maxmemory - used_memory_startup) / N,
-// less an equal part of the clients' buffers (accountMem).
+// less an equal part of the clients' memory (accountMem; clientMemForKeys
+// leaves out what clients over maxmemory-clients are about to give back).
 // Equal shares add up to maxmemory. Before every command (Redis's
 // performEvictions, called from processCommand), the loop running it looks
 // at each shard the command touches: one over its share evicts by the
