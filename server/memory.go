@@ -143,7 +143,7 @@ func (l *Loop) makeRoom(mask uint64) bool {
 	}
 	ok := true
 	total := int64(-1) // used_memory, read once a shard is over its share
-	max := int64(l.srv.cfg.MaxMemory())
+	maxmem := int64(l.srv.cfg.MaxMemory())
 	for m := mask; m != 0; m &= m - 1 {
 		sh := l.srv.shards[bits.TrailingZeros64(m)]
 		if sh.UsedMemory() <= budget {
@@ -155,7 +155,7 @@ func (l *Loop) makeRoom(mask uint64) bool {
 		if total < 0 {
 			total = l.srv.usedMemoryEstimate()
 		}
-		if total <= max {
+		if total <= maxmem {
 			continue
 		}
 		if !sh.Evict(budget, hook) {
