@@ -33,7 +33,7 @@ import (
 // fire the "evicted" notification. If a shard cannot get under its share
 // (noeviction, or a volatile policy with no volatile keys left) while the
 // total is over maxmemory, a command flagged denyoom is refused with -OOM,
-// as Redis does.
+// as Redis does; under noeviction, whenever the total is over maxmemory.
 //
 // The Go heap is kept close to the data: the keyspace is pointer-free (the
 // collector marks little), so collecting often is cheap, and the default
@@ -162,12 +162,20 @@ func (l *Loop) makeRoom(mask uint64) bool {
 			ok = false
 		}
 	}
-	if !ok {
+	switch {
+	case !ok:
 		// A shard over its share that cannot evict (noeviction, or a
-		// volatile policy without volatile keys) refuses writes only once
-		// the server as a whole is over maxmemory, as Redis does: the keys
-		// never hash so evenly that every shard fills its share at once.
-		ok = uint64(l.srv.usedMemoryEstimate()) <= l.srv.cfg.MaxMemory()
+		// volatile policy without volatile keys) refuses writes only while
+		// the server as a whole is over maxmemory, as Redis does.
+		ok = l.srv.usedMemoryEstimate() <= maxmem
+	case l.sh.Cfg.MaxmemoryPolicy.Load() == shard.PolicyNoEviction:
+		// Under noeviction Redis refuses writes whenever used_memory is
+		// over maxmemory, also on a shard still within its share (the
+		// others are past theirs and nothing will bring them back).
+		if total < 0 {
+			total = l.srv.usedMemoryEstimate()
+		}
+		ok = total <= maxmem
 	}
 	return ok
 }

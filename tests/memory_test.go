@@ -351,3 +351,43 @@ func TestClientEvictionBeforeKeys(t *testing.T) {
 		t.Fatalf("dbsize %d, want 50", n)
 	}
 }
+
+// TestNoevictionRefusesOnEveryShard: under noeviction, once used_memory is
+// over maxmemory every write is refused, also one to a shard still within
+// its share of the budget (here all the data shares a hash tag, so one
+// shard holds it all).
+func TestNoevictionRefusesOnEveryShard(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	c := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	limit := memInfo(t, c)["used_memory"] + 200<<10
+	c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10))
+	const oom = "OOM command not allowed when used memory > 'maxmemory'."
+	// Keys of the other shard than {a}'s: find one.
+	other := ""
+	for i := 0; other == ""; i++ {
+		k := fmt.Sprintf("{b%d}", i)
+		if shardsOf(2, "{a}", k) == 2 {
+			other = k
+		}
+	}
+	refused := false
+	for i := 0; i < 10_000 && !refused; i++ {
+		err := c.Set(ctx, fmt.Sprintf("{a}:%d", i), strings.Repeat("v", 100), 0).Err()
+		if err != nil {
+			if err.Error() != oom {
+				t.Fatal(err)
+			}
+			refused = true
+		}
+	}
+	if !refused {
+		t.Fatal("no write refused")
+	}
+	if m := memInfo(t, c); m["used_memory"] <= limit {
+		t.Fatalf("refused at used_memory %d, maxmemory %d", m["used_memory"], limit)
+	}
+	if err := c.Set(ctx, other, "x", 0); err.Err() == nil || err.Err().Error() != oom {
+		t.Fatalf("SET on the other shard past maxmemory: %v", err.Err())
+	}
+}
