@@ -49,7 +49,8 @@ type Client struct {
 	// and the close wait for the hop.
 	stateAcct     int64
 	evictDeferred bool
-	qpeak         int // the largest input of one read since the last cron (resizeQueryBuffer)
+	qpeak         int  // the largest input of one read since the last cron (resizeQueryBuffer)
+	qroom         bool // holds Redis's read room in its query buffer (querybuf.go)
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 

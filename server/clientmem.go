@@ -67,16 +67,17 @@ const (
 	// reply buffer).
 	clientOverhead = int64(unsafe.Sizeof(Client{})) + 512
 
-	// subOverhead is the memory one subscription costs its client (a map
-	// entry; the channel name is shared), as Redis's pubsubMemOverhead.
+	// subOverhead is the memory one subscription costs its client beyond
+	// its copy of the name (a map entry), as Redis's pubsubMemOverhead.
 	subOverhead = 48
 )
 
 // loopClientMem is one loop's client memory accounting.
 type loopClientMem struct {
-	total atomic.Int64 // accounted memory of the loop's clients
-	top   atomic.Int32 // highest bucket holding an evictable client, -1: none
-	count [clientMemBuckets]int32
+	total     atomic.Int64 // accounted memory of the loop's clients
+	evictable atomic.Int64 // the part of total held by clients in a bucket (evictable)
+	top       atomic.Int32 // highest bucket holding an evictable client, -1: none
+	count     [clientMemBuckets]int32
 
 	evictQueued bool          // an eviction pass is queued on the loop
 	evictRun    gnet.Runnable // starts a pass (takes the server's token)
@@ -110,6 +111,16 @@ func (srv *Server) clientMemTotal() int64 {
 	var n int64
 	for _, l := range srv.loops {
 		n += l.cmem.total.Load()
+	}
+	return n
+}
+
+// clientMemEvictable is the accounted memory of the clients that may be
+// evicted.
+func (srv *Server) clientMemEvictable() int64 {
+	var n int64
+	for _, l := range srv.loops {
+		n += l.cmem.evictable.Load()
 	}
 	return n
 }
@@ -157,10 +168,10 @@ func (cl *Client) memUsage() int64 { return cl.bufMem() + cl.stateMem() }
 // bufMem is the memory of the client's buffers, which only its loop
 // changes.
 func (cl *Client) bufMem() int64 {
-	n := int64(cap(cl.ownBuf)+cap(cl.out)) + clientOverhead
-	if cap(cl.qbuf) > 0 && !within(cl.qbuf, cl.ownBuf) {
-		n += int64(cap(cl.qbuf)) // input being assembled beyond ownBuf
-	}
+	// The query buffer as Redis holds it (querybuf.go); gnet's read buffer,
+	// lent to a call, is the loop's and not counted, so the figure is the
+	// same during a command (INFO, CLIENT LIST) as between batches.
+	n := int64(cl.qbufAlloc()+cap(cl.out)) + clientOverhead
 	if cl.c != nil && !cl.closed {
 		n += int64(cl.c.OutboundBuffered())
 	}
@@ -173,7 +184,7 @@ func (cl *Client) stateMem() int64 {
 	n := int64(cl.multiMem())
 	if cl.ps != nil {
 		sub, psub, ssub := cl.pubsubInfo()
-		n += int64(sub+psub+ssub) * subOverhead
+		n += int64(sub+psub+ssub)*subOverhead + int64(cl.ps.nameBytes)
 	}
 	return n
 }
@@ -195,6 +206,13 @@ func (cl *Client) accountMem() {
 		}
 		return
 	}
+	if cl.closed {
+		// Gone (OnClose, or closed for good after its replies): dropMem took
+		// it out of the accounting. A batch's replies may still be flushed
+		// after its connection closed in the same poll round, and must not
+		// put it back.
+		return
+	}
 	lm := &cl.loop.cmem
 	if !cl.hopOut {
 		// With a hop in flight (pipelined commands of another shard), the
@@ -204,6 +222,10 @@ func (cl *Client) accountMem() {
 	}
 	n := cl.bufMem() + cl.stateAcct
 	grew := n > cl.memAcct
+	var evOld, evNew int64
+	if cl.memBucket > 0 {
+		evOld = cl.memAcct
+	}
 	if n != cl.memAcct {
 		lm.total.Add(n - cl.memAcct)
 		cl.memAcct = n
@@ -211,6 +233,10 @@ func (cl *Client) accountMem() {
 	b := int8(0) // memBucket is the bucket + 1; 0: in none
 	if cl.evictable() {
 		b = clientMemBucket(n) + 1
+		evNew = n
+	}
+	if evNew != evOld {
+		lm.evictable.Add(evNew - evOld)
 	}
 	if b != cl.memBucket {
 		cl.loop.moveBucket(cl.memBucket-1, b-1)
@@ -228,6 +254,9 @@ func (cl *Client) dropMem() {
 		return
 	}
 	cl.loop.cmem.total.Add(-cl.memAcct)
+	if cl.memBucket > 0 {
+		cl.loop.cmem.evictable.Add(-cl.memAcct)
+	}
 	cl.memAcct = 0
 	if cl.memBucket > 0 {
 		cl.loop.moveBucket(cl.memBucket-1, -1)
@@ -279,6 +308,9 @@ func (l *Loop) checkClientMem() {
 // loop may evict one client more than needed.
 func (l *Loop) evictNow() {
 	srv := l.srv
+	if srv.clientEvictionLimit() == 0 {
+		return
+	}
 	if l.cmem.top.Load() < 0 {
 		return
 	}
@@ -454,9 +486,9 @@ func (srv *Server) evictClientsParked() {
 // (all), accounts every client for the replies gnet sent or queued since.
 func (l *Loop) clientMemCron(now time.Time, all bool) {
 	for _, cl := range l.clients {
-		c := cap(cl.ownBuf)
+		c := cl.qbufAlloc()
 		cl.resizeQueryBuffer(now)
-		if all || cap(cl.ownBuf) != c {
+		if all || cl.qbufAlloc() != c {
 			cl.accountMem()
 		}
 	}

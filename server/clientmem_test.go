@@ -118,3 +118,35 @@ func TestClientMemBuckets(t *testing.T) {
 		t.Fatalf("top %d, want -1", l.cmem.top.Load())
 	}
 }
+
+// Key eviction counts the clients as what is left once those over
+// maxmemory-clients are evicted: at most the limit, at least what the
+// clients that may not be evicted hold.
+func TestClientMemForKeys(t *testing.T) {
+	srv := &Server{cfg: DefaultConfig(), loops: []*Loop{{}, {}}}
+	set := func(total0, ev0, total1, ev1 int64) {
+		srv.loops[0].cmem.total.Store(total0)
+		srv.loops[0].cmem.evictable.Store(ev0)
+		srv.loops[1].cmem.total.Store(total1)
+		srv.loops[1].cmem.evictable.Store(ev1)
+	}
+	const mb = 1 << 20
+	set(2*mb, 2*mb, 1*mb, 1*mb)
+	if got := srv.clientMemForKeys(); got != 3*mb {
+		t.Fatalf("no maxmemory-clients: %d, want all of it", got)
+	}
+	if err := srv.cfg.Set([][2]string{{"maxmemory-clients", "1mb"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ total0, ev0, total1, ev1, want int64 }{
+		{2 * mb, 2 * mb, 1 * mb, 1 * mb, 1 * mb},      // all evictable: down to the limit
+		{2 * mb, 0, 1 * mb, 0, 3 * mb},                // none evictable (no-evict): all counts
+		{2 * mb, 1 * mb, 1 * mb, 0, 2 * mb},           // 1 MB may go
+		{mb / 2, mb / 2, mb / 4, mb / 4, mb/2 + mb/4}, // under the limit: as it is
+	} {
+		set(tt.total0, tt.ev0, tt.total1, tt.ev1)
+		if got := srv.clientMemForKeys(); got != tt.want {
+			t.Errorf("totals %d+%d, evictable %d+%d: %d, want %d", tt.total0, tt.total1, tt.ev0, tt.ev1, got, tt.want)
+		}
+	}
+}

@@ -804,12 +804,16 @@ func (cl *Client) clientType() int {
 }
 
 // allClients returns every registered client, by id. Every loop must be
-// parked (allShards) or there must be a single loop.
+// parked (allShards) or there must be a single loop. A client evicted by
+// maxmemory-clients while a hop of it is out stays registered until the hop
+// is back, but is gone already, as in Redis: it is left out.
 func (srv *Server) allClients() []*Client {
 	var out []*Client
 	for _, l := range srv.loops {
 		for _, cl := range l.clients {
-			out = append(out, cl)
+			if !cl.evicted {
+				out = append(out, cl)
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
@@ -818,7 +822,7 @@ func (srv *Server) allClients() []*Client {
 
 func (srv *Server) clientByID(id int64) *Client {
 	for _, l := range srv.loops {
-		if cl := l.clients[id]; cl != nil {
+		if cl := l.clients[id]; cl != nil && !cl.evicted {
 			return cl
 		}
 	}

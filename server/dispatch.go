@@ -575,8 +575,12 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	x.Prop.Reset()
 	x.BlockKeys = nil
-	// Inside EXEC the room was made once for the whole transaction (multi.go).
-	if cmd.flags&flagDenyOOM != 0 && !x.InMulti && l.srv.shardBudget.Load() != 0 && !l.makeRoom(x.mask) {
+	// With maxmemory set, every command first evicts on the shards it runs
+	// on, and one that may grow memory is refused if that cannot bring them
+	// within their share (Redis's processCommand calls performEvictions
+	// before each command). Inside EXEC the room was made once for the
+	// whole transaction (multi.go).
+	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.makeRoom(x.mask) && cmd.flags&flagDenyOOM != 0 {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)

@@ -134,7 +134,7 @@ func (srv *Server) sumStats() *statTotals {
 		t.reads += l.stats.reads
 		t.writes += l.stats.writes
 		for _, cl := range l.clients {
-			if q := int64(max(len(cl.qbuf), cap(cl.ownBuf))); q > t.maxQbuf { // kept until the cron trims it (querybuf.go)
+			if q := int64(max(len(cl.qbuf), cl.qbufAlloc())); q > t.maxQbuf { // kept until the cron trims it (querybuf.go)
 				t.maxQbuf = q
 			}
 			if o := cl.pendingOutput(); o > t.maxOut {

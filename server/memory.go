@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"math"
+	"math/bits"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -17,15 +18,22 @@ import (
 //
 // Each shard accounts for its keys and values (shard.Shard.UsedMemory) and
 // owns an equal share of the budget: (maxmemory - used_memory_startup) / N,
-// less an equal part of the clients' buffers (accountMem).
-// Keys hash evenly over the shards, so equal shares add up to maxmemory
-// without any shard reading another's counters. Before a command flagged
-// denyoom runs, the loop running it makes each shard the command touches
-// evict by the policy until it is within its share (Redis's
-// performEvictions, called from processCommand); evicted keys are logged to
-// the AOF as DEL and fire the "evicted" notification. If a shard cannot get
-// under its share (noeviction, or a volatile policy with no volatile keys
-// left), the command is refused with -OOM, as Redis does.
+// less an equal part of the clients' memory (accountMem; clientMemForKeys
+// leaves out what clients over maxmemory-clients are about to give back).
+// Equal shares add up to maxmemory. Before every command (Redis's
+// performEvictions, called from processCommand), the loop running it looks
+// at each shard the command touches: one over its share evicts by the
+// policy until it is within it, if the server as a whole (used_memory from
+// the shards' published figures, which each owner updates before its
+// commands) is over maxmemory. A shard alone over its share while the
+// total is not does not evict: keys never hash so evenly that every share
+// fills alike, and Redis evicts only past maxmemory. Each shard that takes
+// writes comes back to its share, so used_memory stays within maxmemory by
+// about one write per shard. Evicted keys are logged to the AOF as DEL and
+// fire the "evicted" notification. If a shard cannot get under its share
+// (noeviction, or a volatile policy with no volatile keys left) while the
+// total is over maxmemory, a command flagged denyoom is refused with -OOM,
+// as Redis does; under noeviction, whenever the total is over maxmemory.
 //
 // The Go heap is kept close to the data: the keyspace is pointer-free (the
 // collector marks little), so collecting often is cheap, and the default
@@ -123,7 +131,7 @@ func within(b, buf []byte) bool {
 // they come out of every shard's share.
 func (l *Loop) makeRoom(mask uint64) bool {
 	budget := l.srv.shardBudget.Load()
-	if cm := l.srv.clientMemTotal(); cm > 0 && budget > 0 {
+	if cm := l.srv.clientMemForKeys(); cm > 0 && budget > 0 {
 		budget -= cm / int64(len(l.srv.shards))
 		if budget < 1 {
 			budget = -1 // the clients alone fill maxmemory: no key fits
@@ -134,29 +142,63 @@ func (l *Loop) makeRoom(mask uint64) bool {
 		hook = l.p.expHook
 	}
 	ok := true
+	total := int64(-1) // used_memory, read once a shard is over its share
+	maxmem := int64(l.srv.cfg.MaxMemory())
 	for m := mask; m != 0; m &= m - 1 {
-		i := 0
-		for m>>uint(i)&1 == 0 {
-			i++
+		sh := l.srv.shards[bits.TrailingZeros64(m)]
+		if sh.UsedMemory() <= budget {
+			continue
 		}
-		if !l.srv.shards[i].Evict(budget, hook) {
+		// Over its share: it evicts only when the server as a whole is
+		// over maxmemory, as Redis evicts only then; the keys never hash
+		// so evenly that every share is filled alike.
+		if total < 0 {
+			total = l.srv.usedMemoryEstimate()
+		}
+		if total <= maxmem {
+			continue
+		}
+		if !sh.Evict(budget, hook) {
 			ok = false
 		}
 	}
-	if !ok {
+	switch {
+	case !ok:
 		// A shard over its share that cannot evict (noeviction, or a
-		// volatile policy without volatile keys) refuses writes only once
-		// the server as a whole is over maxmemory, as Redis does: the keys
-		// never hash so evenly that every shard fills its share at once.
-		ok = uint64(l.srv.usedMemoryEstimate()) <= l.srv.cfg.MaxMemory()
+		// volatile policy without volatile keys) refuses writes only while
+		// the server as a whole is over maxmemory, as Redis does.
+		ok = l.srv.usedMemoryEstimate() <= maxmem
+	case l.sh.Cfg.MaxmemoryPolicy.Load() == shard.PolicyNoEviction:
+		// Under noeviction Redis refuses writes whenever used_memory is
+		// over maxmemory, also on a shard still within its share (the
+		// others are past theirs and nothing will bring them back).
+		if total < 0 {
+			total = l.srv.usedMemoryEstimate()
+		}
+		ok = total <= maxmem
 	}
 	return ok
 }
 
+// clientMemForKeys is the clients' memory as key eviction counts it: with
+// maxmemory-clients set, what is left once the clients over it are
+// evicted (at most the limit, at least what the clients that may not be
+// evicted hold). Redis evicts those clients before the keys (evictClients,
+// then performEvictions, in processCommand); here their loops evict them a
+// little later, and the keys must not go for memory the clients are about
+// to give back.
+func (srv *Server) clientMemForKeys() int64 {
+	cm := srv.clientMemTotal()
+	if lim := srv.clientEvictionLimit(); lim != 0 && cm > lim {
+		cm = max(lim, cm-srv.clientMemEvictable())
+	}
+	return cm
+}
+
 // usedMemoryEstimate is used_memory from the shards' published figures, for
-// any loop to read.
+// any loop to read, with the clients counted as key eviction counts them.
 func (srv *Server) usedMemoryEstimate() int64 {
-	used := srv.memStartup + srv.clientMemTotal()
+	used := srv.memStartup + srv.clientMemForKeys()
 	for _, sh := range srv.shards {
 		used += sh.PublishedMemory()
 	}

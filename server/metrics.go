@@ -162,7 +162,7 @@ func (srv *Server) snapshotLoops(timeout time.Duration) []loopSnapshot {
 			s.expired, s.evicted = sh.Stats.ExpiredKeys, sh.Stats.EvictedKeys
 			s.dataUsed = sh.UsedMemory()
 			for _, cl := range l.clients {
-				s.clientMem += int64(cap(cl.ownBuf) + cap(cl.out))
+				s.clientMem += int64(cl.qbufAlloc() + cap(cl.out))
 			}
 			for _, db := range sh.DBs {
 				s.keys = append(s.keys, int64(db.Len()))

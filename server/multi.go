@@ -76,6 +76,7 @@ package server
 import (
 	"context"
 	"math/bits"
+	"unsafe"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/aof"
@@ -139,8 +140,9 @@ type multiState struct {
 // watchState is one WATCH session: the watcher the shards mark, and the
 // keys it watches (for EXEC's expiry check and for unregistering).
 type watchState struct {
-	w    *shard.Watcher
-	keys []watchedKey
+	w        *shard.Watcher
+	keys     []watchedKey
+	keyBytes int // the length of every key, the client's own copies (multiMem)
 }
 
 type watchedKey struct {
@@ -406,6 +408,7 @@ next:
 		}
 		exp := x.DBOf(key).Watch(key, ws.w)
 		ws.keys = append(ws.keys, watchedKey{db: x.DB, shard: shard.ShardOf(key, n), key: append([]byte(nil), key...), expAt: exp})
+		ws.keyBytes += len(key)
 	}
 	x.OK()
 }
@@ -586,7 +589,7 @@ func (cl *Client) multiMem() int {
 		n = len(tx.buf) + len(tx.cmds)*(8+4) + len(tx.ends)*8
 	}
 	if ws := tx.watch; ws != nil {
-		n += len(ws.keys) * 48
+		n += len(ws.keys)*int(unsafe.Sizeof(watchedKey{})) + ws.keyBytes
 	}
 	return n
 }

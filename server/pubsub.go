@@ -101,6 +101,9 @@ type clientSubs struct {
 	channels map[string]struct{}
 	patterns []string // in subscription order, as Redis's list
 	shardChs map[string]struct{}
+	// nameBytes is the length of every name above, the client's own copies
+	// (its memory, clientmem.go).
+	nameBytes int
 
 	touched bool // on its loop's drain list
 }
@@ -509,6 +512,7 @@ func (srv *Server) subscribe(x *Exec, names [][]byte, kind uint8) {
 		case kindMessage:
 			if _, ok := cs.channels[name]; !ok {
 				cs.channels[name] = struct{}{}
+				cs.nameBytes += len(name)
 				m := ps.channels[name]
 				if m == nil {
 					m = map[*Client]struct{}{}
@@ -521,6 +525,7 @@ func (srv *Server) subscribe(x *Exec, names [][]byte, kind uint8) {
 		case kindPMessage:
 			if !hasString(cs.patterns, name) {
 				cs.patterns = append(cs.patterns, name)
+				cs.nameBytes += len(name)
 				p := ps.patterns[name]
 				if p == nil {
 					p = &patternSubs{pat: []byte(name), clients: map[*Client]struct{}{}}
@@ -533,6 +538,7 @@ func (srv *Server) subscribe(x *Exec, names [][]byte, kind uint8) {
 		case kindSMessage:
 			if _, ok := cs.shardChs[name]; !ok {
 				cs.shardChs[name] = struct{}{}
+				cs.nameBytes += len(name)
 				m := ps.shardChs[name]
 				if m == nil {
 					m = map[*Client]struct{}{}
@@ -605,6 +611,7 @@ func (srv *Server) unsubscribeLocked(cl *Client, kind uint8, name string) bool {
 			}
 		}
 	}
+	cs.nameBytes -= len(name)
 	return true
 }
 

@@ -18,6 +18,15 @@ package server
 //   - CLIENT LIST's qbuf is the bytes of the element being received and
 //     argv-mem the arguments already complete (Redis moves those out of the
 //     query buffer into argv).
+//   - Redis reads into the query buffer, making room for PROTO_IOBUF_LEN
+//     (16 KiB) before each read, so a client that has read holds a query
+//     buffer of at least 16 KiB until the cron finds it idle (qbuf +
+//     qbuf-free, tot-mem, used_memory). Input here is parsed in gnet's
+//     read buffer, which the loop shares between its clients; the client
+//     is charged that read room as Redis charges it (Client.qroom, set on
+//     every read, cleared by the idle trim), so that its memory, CLIENT
+//     LIST and maxmemory agree with Redis's and do not depend on the
+//     moment they are read (gnet's buffer lent to a call is never counted).
 
 import (
 	"time"
@@ -26,7 +35,19 @@ import (
 const (
 	protoMbulkBigArg     = 32 << 10 // PROTO_MBULK_BIG_ARG
 	protoResizeThreshold = 32 << 10 // PROTO_RESIZE_THRESHOLD
+	protoIOBufLen        = 16 << 10 // PROTO_IOBUF_LEN: the room made for a read
 )
+
+// qbufAlloc is the size of the client's query buffer as Redis would hold
+// it (sdsalloc(c->querybuf)): its own buffer, or the read room of 16 KiB
+// if that is bigger and the client has read since its last idle trim.
+func (cl *Client) qbufAlloc() int {
+	n := cap(cl.ownBuf)
+	if cl.qroom && n < protoIOBufLen {
+		n = protoIOBufLen
+	}
+	return n
+}
 
 // notePeak records the size of the input the client has at once.
 func (cl *Client) notePeak(n int) {
@@ -62,7 +83,16 @@ func (cl *Client) keepInput(rest []byte) {
 // resizeQueryBuffer trims the client's own buffer from the cron (Redis's
 // clientsCronResizeQueryBuffer) and starts a new peak.
 func (cl *Client) resizeQueryBuffer(now time.Time) {
+	if cl.qbufAlloc() == 0 {
+		cl.qpeak = 0
+		return
+	}
 	if cap(cl.ownBuf) == 0 {
+		// Only the read room: nothing points into it, whatever the client
+		// waits for (a blocked client's buffer is trimmed too, as Redis's).
+		if cl.qroom && now.Unix()-cl.lastInteraction.Unix() > 2 {
+			cl.qroom = false
+		}
 		cl.qpeak = 0
 		return
 	}
@@ -76,12 +106,13 @@ func (cl *Client) resizeQueryBuffer(now time.Time) {
 		}
 		used = len(cl.qbuf)
 	}
-	size := cap(cl.ownBuf)
+	size := cl.qbufAlloc()
 	if size-used > 4<<10 {
 		idle := now.Unix() - cl.lastInteraction.Unix()
 		switch {
 		case idle > 2:
 			cl.setOwnBuf(used, used)
+			cl.qroom = false // sdsRemoveFreeSpace: the next read makes room again
 		case size > protoResizeThreshold && size/2 > cl.qpeak:
 			keep := used
 			if keep < cl.qpeak {
@@ -123,8 +154,10 @@ func (cl *Client) queryBufferInfo() (qbuf, free, argvMem int) {
 			argvMem = argv
 		}
 	}
-	free = cap(cl.ownBuf) - len(cl.qbuf)
-	if free < 0 || !within(cl.qbuf, cl.ownBuf) && len(cl.qbuf) > 0 {
+	// The input is in the client's buffer or, during a call, in gnet's,
+	// which stands for Redis's read room (qbufAlloc).
+	free = cl.qbufAlloc() - len(cl.qbuf)
+	if free < 0 {
 		free = 0
 	}
 	return qbuf, free, argvMem

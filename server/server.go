@@ -538,6 +538,15 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		return gnet.None
 	}
 	l := cl.loop
+	if l.cmem.evictQueued {
+		// A client served earlier in this round put the clients over
+		// maxmemory-clients: evict before serving this one (Redis's
+		// evictClients in processCommand).
+		l.evictNow()
+		if cl.evicted || cl.closed {
+			return gnet.None
+		}
+	}
 	l.tickValid = false
 	srv.stats.netInput.Add(int64(len(data)))
 	l.stats.reads++
@@ -545,6 +554,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	// commands' time snapshot (batchNow); time.Now is 65 ns here.
 	now := time.Now()
 	cl.lastInteraction = now
+	cl.qroom = true // Redis's query buffer makes room for a read (querybuf.go)
 	l.nowMs, l.nowValid = now.UnixMilli(), true
 	l.sh.SetNow(l.nowMs)
 	l.inRead = true
@@ -571,9 +581,25 @@ func (cl *Client) flush() {
 		cl.writeOut()
 		return
 	}
+	if !cl.hopOut && !cl.closed && (cl.obs.obufKill || !cl.closing && cl.noteOutput()) {
+		// Over its output buffer limits: closed now, before the next
+		// client is served, as Redis frees a client marked CLOSE_ASAP
+		// after its read (beforeNextClient); its memory never makes
+		// another client evicted.
+		cl.writeOut()
+		return
+	}
 	if !cl.inFlush {
 		cl.inFlush = true
 		cl.loop.p.flushList = append(cl.loop.p.flushList, cl)
+	}
+	// The replies wait in cl.out for the round's end: account them now, so
+	// that the next client served in this round finds the clients over
+	// maxmemory-clients evicted (OnTraffic), as Redis accounts a client
+	// after its commands and evicts before the next command; maxmemory
+	// counts them too. With neither set, writeOut's accounting is enough.
+	if cl.srv.shardBudget.Load() != 0 || cl.srv.cfg.maxmemoryClients.Load() != 0 {
+		cl.accountMem()
 	}
 }
 

@@ -52,7 +52,9 @@ type memPending struct {
 func (s *Shard) UsedMemory() int64 {
 	s.settleMem()
 	v := s.Slab.Used() + int64(s.nkeys)*keyOverhead + s.objMem
-	s.usedPub.Store(v)
+	if s.usedPub.Load() != v { // with maxmemory, every command reads it (server's makeRoom): no store when unchanged
+		s.usedPub.Store(v)
+	}
 	return v
 }
 

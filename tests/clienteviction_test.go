@@ -8,7 +8,9 @@ package tests
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,5 +179,196 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestClosedClientsLeaveNoMemory: a client whose last command and
+// disconnection arrive together is flushed after it has gone; its memory
+// must not come back into the accounting, or the clients that stay are
+// evicted for memory nobody holds.
+func TestClosedClientsLeaveNoMemory(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	ctl := s.client(t, 2)
+	ctx := context.Background()
+	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "1mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctl.Do(ctx, "client", "no-evict", "on")
+	for i := 0; i < 300; i++ {
+		rc := s.raw(t)
+		rc.write(resp("set", fmt.Sprintf("k%d", i), "v"))
+		rc.c.Close()
+	}
+	waitFor(t, "the clients to go", func() bool {
+		n, _ := strconv.Atoi(infoSection(t, ctl, "clients")["connected_clients"])
+		return n == 1
+	})
+	// New clients well within the limit stay connected.
+	for i := 0; i < 5; i++ {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", fmt.Sprintf("stay%d", i)), "+OK\r\n")
+		rc.do(resp("ping"), "+PONG\r\n")
+	}
+	if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "0" {
+		t.Fatalf("%s clients evicted after 300 clients closed (mem_clients_normal %s)", n, infoSection(t, ctl, "memory")["mem_clients_normal"])
+	}
+}
+
+// TestWatchAndSubscriptionsEvictTheirClient is Redis's "client evicted due
+// to watched key list" and "... pubsub subscriptions": the memory of what a
+// client watches or subscribes to, its copies of the names included, is in
+// its tot-mem, so it is the client evicted, not the idle ones (here the
+// controlling connection itself may be evicted, as the test's own is).
+func TestWatchAndSubscriptionsEvictTheirClient(t *testing.T) {
+	s := startServer(t, "--shards", "4")
+	ctl := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	if err := ctl.ConfigSet(ctx, "maxmemory-clients", "600000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var idle []*rawConn
+	for i := 0; i < 4; i++ {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", fmt.Sprintf("idle%d", i)), "+OK\r\n")
+		idle = append(idle, rc)
+	}
+	name := strings.Repeat("n", 100)
+	for _, cmd := range []string{"watch", "psubscribe", "subscribe", "ssubscribe"} {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", "holder"), "+OK\r\n")
+		field := "multi-mem"
+		if cmd != "watch" {
+			field = "tot-mem"
+		}
+		var before int
+		for i := 0; ; i++ {
+			rc.write(resp(cmd, fmt.Sprintf("%s:%d", name, i)))
+			l, err := rc.r.ReadString('\n')
+			if err != nil {
+				break // evicted
+			}
+			if cmd != "watch" { // the rest of the confirmation
+				for j := 0; j < 5; j++ {
+					if l, err = rc.r.ReadString('\n'); err != nil {
+						t.Fatalf("%s: %v", cmd, err)
+					}
+				}
+			}
+			if i == 999 {
+				fmt.Sscan(clientField(clientLine(t, ctl, "holder"), field), &before)
+				if before < 1000*(48+100) {
+					t.Fatalf("%s: %s %d with 1000 names of 100 bytes", cmd, field, before)
+				}
+			}
+			if i > 10_000 {
+				t.Fatalf("%s: not evicted after %d names: %s", cmd, i, clientLine(t, ctl, "holder"))
+			}
+			_ = l
+		}
+		if before == 0 {
+			t.Fatalf("%s: evicted before 1000 names", cmd)
+		}
+		if l := clientLine(t, ctl, "holder"); l != "" {
+			t.Fatalf("%s: the holder is still there: %s", cmd, l)
+		}
+		for i, rc := range idle {
+			rc.do(resp("ping"), "+PONG\r\n")
+			if clientLine(t, ctl, fmt.Sprintf("idle%d", i)) == "" {
+				t.Fatalf("%s: idle%d gone", cmd, i)
+			}
+		}
+	}
+	if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "4" {
+		t.Fatalf("evicted_clients %s, want 4 (the holders)", n)
+	}
+}
+
+// TestNoClientSeenOverTheLimit is Redis's "client evicted due to output
+// buf": a client that reads none of its replies is evicted before any other
+// client's command can see the clients over maxmemory-clients, also when
+// its replies of one poll round are still waiting to be written.
+func TestNoClientSeenOverTheLimit(t *testing.T) {
+	for _, shards := range []string{"1", "2"} {
+		t.Run("shards="+shards, func(t *testing.T) {
+			s := startServer(t, "--shards", shards)
+			ctl := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+			ctx := context.Background()
+			const limit = 3_000_000
+			ctl.ConfigSet(ctx, "maxmemory-clients", strconv.Itoa(limit))
+			ctl.SetRange(ctx, "k", 200_000, "v")
+			rc := s.raw(t)
+			rc.do(resp("client", "setname", "unread"), "+OK\r\n")
+			for i := 0; ; i++ {
+				l := clientLine(t, ctl, "unread")
+				if l == "" {
+					break
+				}
+				var mem int
+				fmt.Sscan(clientField(l, "tot-mem"), &mem)
+				if mem >= limit {
+					t.Fatalf("after %d GETs, a client over maxmemory-clients is listed: %s", i, l)
+				}
+				if i > 1000 {
+					t.Fatalf("not evicted after %d unread replies of 200 KB: %s", i, l)
+				}
+				_ = rc.c.SetWriteDeadline(time.Now().Add(time.Second))
+				if _, err := rc.c.Write([]byte(resp("get", "k"))); err != nil {
+					break
+				}
+			}
+			if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "1" {
+				t.Fatalf("evicted_clients %s, want 1", n)
+			}
+		})
+	}
+}
+
+// TestOutputLimitBeforeClientEviction is Redis's "avoid client eviction
+// when client is freed by output buffer limit": clients whose replies pass
+// their output buffer limit are closed for it at once, before the next
+// client is served, so their memory never makes another client evicted.
+func TestOutputLimitBeforeClientEviction(t *testing.T) {
+	s := startServer(t, "--shards", "1")
+	ctl := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	ctl.ConfigSet(ctx, "maxmemory-clients", "10mb")
+	ctl.ConfigSet(ctx, "client-output-buffer-limit", "normal 3mb 0 0")
+	const obuf = 4 << 20
+	ctl.SetRange(ctx, "k", obuf, "v")
+	qb := s.raw(t)
+	qb.do(resp("client", "setname", "qbuf-client"), "+OK\r\n")
+	var obufs []*rawConn
+	for i := 0; i < 2; i++ {
+		rc := s.raw(t)
+		rc.do(resp("client", "setname", fmt.Sprintf("obuf-client%d", i)), "+OK\r\n")
+		obufs = append(obufs, rc)
+	}
+	n := 10<<20 - obuf
+	qb.write(fmt.Sprintf("*1\r\n$%d\r\n%s", n, strings.Repeat("v", n)))
+	waitFor(t, "the query buffer", func() bool { return clientField(clientLine(t, ctl, "qbuf-client"), "qbuf") == strconv.Itoa(n) })
+	// Both GETs are read in one poll round.
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range obufs {
+		rc.write(resp("get", "k"))
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if l := clientLine(t, ctl, fmt.Sprintf("obuf-client%d", i)); l != "" {
+			t.Fatalf("obuf-client%d still listed: %s", i, l)
+		}
+	}
+	if clientLine(t, ctl, "qbuf-client") == "" {
+		t.Fatal("qbuf-client evicted")
+	}
+	if n := infoSection(t, ctl, "stats")["evicted_clients"]; n != "0" {
+		t.Fatalf("evicted_clients %s, want 0", n)
+	}
+	if n := strings.Count(s.log.String(), "for overcoming of output buffer limits."); n != 2 {
+		t.Fatalf("%d clients closed for their output buffer limits, want 2:\n%s", n, s.log.String())
 	}
 }

@@ -176,3 +176,218 @@ func TestConfigSetMaxmemoryEvictsAtOnce(t *testing.T) {
 		t.Fatalf("SET under maxmemory 1: %v", err)
 	}
 }
+
+// TestMaxmemoryLimitHonoured is Redis's "is the memory limit honoured?":
+// with maxmemory 100 KiB above what is used, filled, as many keys again
+// leave used_memory under the limit plus 4 KiB, under every policy and
+// however the budget is split over shards. The same connection writes and
+// reads INFO, so its own memory must be counted the same way in both.
+func TestMaxmemoryLimitHonoured(t *testing.T) {
+	for _, shards := range []string{"1", "4"} {
+		t.Run("shards="+shards, func(t *testing.T) {
+			s := startServer(t, "--shards", shards)
+			c := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+			ctx := context.Background()
+			used := func() int64 { return memInfo(t, c)["used_memory"] }
+			for _, policy := range []string{"allkeys-random", "allkeys-lru", "allkeys-lfu",
+				"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"} {
+				c.FlushAll(ctx)
+				c.ConfigResetStat(ctx)
+				limit := used() + 100<<10
+				c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10))
+				c.ConfigSet(ctx, "maxmemory-policy", policy)
+				n := 0
+				for used()+4096 <= limit {
+					if err := c.SetEx(ctx, fmt.Sprintf("key:%d:%d", n, time.Now().UnixNano()), "x", time.Hour).Err(); err != nil {
+						t.Fatalf("%s: SETEX while filling: %v", policy, err)
+					}
+					n++
+				}
+				if n <= 10 {
+					t.Fatalf("%s: only %d keys fill 100 KiB", policy, n)
+				}
+				for j := 0; j < n; j++ {
+					c.SetEx(ctx, fmt.Sprintf("again:%d", j), "x", time.Hour)
+				}
+				m := memInfo(t, c)
+				if m["used_memory"] >= limit+4096 || m["evicted_keys"] == 0 {
+					t.Errorf("%s: used_memory %d, limit %d (+4096), %d evicted", policy, m["used_memory"], limit, m["evicted_keys"])
+				}
+			}
+		})
+	}
+}
+
+// TestEvictionBeforeAnyCommand: as Redis's processCommand, every command
+// evicts when used memory is over maxmemory, not only writes: clients whose
+// input grows push the keys out by the next INFO, without waiting for the
+// cron (hz 1 here) or a write.
+func TestEvictionBeforeAnyCommand(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--hz", "1", "--maxmemory", "4mb", "--maxmemory-policy", "allkeys-random")
+	c := s.client(t, 2)
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		c.SetRange(ctx, fmt.Sprintf("k%d", i), 100_000, "x")
+	}
+	before := memInfo(t, c)
+	if before["evicted_keys"] != 0 {
+		t.Fatalf("%d keys evicted before the clients came", before["evicted_keys"])
+	}
+	// Ten clients each send most of a 300 KB command and stop (the input of
+	// "dead" clients, 3 MB in all).
+	for i := 0; i < 10; i++ {
+		rc := s.raw(t)
+		rc.write("*2\r\n$3\r\nget\r\n$300000\r\n" + strings.Repeat("x", 290_000))
+	}
+	var m map[string]int64
+	waitFor(t, "the clients' input", func() bool {
+		m = memInfo(t, c)
+		return m["mem_clients_normal"] > 2_500_000
+	})
+	if m["evicted_keys"] == 0 || m["used_memory"] > 4<<20+4096 {
+		t.Fatalf("INFO seeing %d bytes of clients: %d keys evicted, used_memory %d (maxmemory %d)",
+			m["mem_clients_normal"], m["evicted_keys"], m["used_memory"], 4<<20)
+	}
+}
+
+// TestShardOverItsShareAloneDoesNotEvict is Redis's "Don't rehash if used
+// memory exceeds maxmemory after rehash" with the budget split over shards:
+// a shard past its share while the server is within maxmemory evicts
+// nothing (keys never hash so evenly that every share fills alike; here
+// all of them share a hash tag, so one shard holds them all).
+func TestShardOverItsShareAloneDoesNotEvict(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--maxmemory-policy", "allkeys-random")
+	c := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	p := c.Pipeline()
+	for i := 0; i < 4096; i++ {
+		p.Set(ctx, fmt.Sprintf("{tag}:%d", i), "value", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	limit := memInfo(t, c)["used_memory"] + 10<<10
+	c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10))
+	c.Set(ctx, "{tag}:k1", "v1", 0)
+	c.Set(ctx, "{tag}:k2", "v2", 0)
+	if n := c.DBSize(ctx).Val(); n != 4098 {
+		m := memInfo(t, c)
+		t.Fatalf("dbsize %d, want 4098: used_memory %d, maxmemory %d, %d evicted", n, m["used_memory"], limit, m["evicted_keys"])
+	}
+	// Past maxmemory, the shard does evict.
+	for i := 0; i < 400; i++ {
+		c.Set(ctx, fmt.Sprintf("{tag}:more:%d", i), "value", 0)
+	}
+	if m := memInfo(t, c); m["evicted_keys"] == 0 || m["used_memory"] > limit+4096 {
+		t.Fatalf("past maxmemory: %d evicted, used_memory %d, maxmemory %d", m["evicted_keys"], m["used_memory"], limit)
+	}
+}
+
+// TestNoEvictClientsMemoryEvictsKeys: the memory of a client that may not
+// be evicted (CLIENT NO-EVICT) counts in full against maxmemory, also over
+// maxmemory-clients, so keys make room for it, as in Redis.
+func TestNoEvictClientsMemoryEvictsKeys(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--maxmemory-policy", "allkeys-lru")
+	c := s.clientWith(t, func(o *redis.Options) {
+		o.PoolSize = 1
+		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+			return cn.Do(ctx, "client", "no-evict", "on").Err()
+		}
+	})
+	ctx := context.Background()
+	fill(t, c, "k", 5000)
+	limit := memInfo(t, c)["used_memory"] + 600<<10
+	c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10))
+	big := s.raw(t)
+	big.do(resp("client", "setname", "big"), "+OK\r\n")
+	big.do(resp("client", "no-evict", "on"), "+OK\r\n")
+	c.ConfigSet(ctx, "maxmemory-clients", "200000")
+	big.write("*2\r\n$3\r\nget\r\n$1000000\r\n" + strings.Repeat("x", 1000))
+	var m map[string]int64
+	waitFor(t, "keys evicted for the protected client", func() bool {
+		m = memInfo(t, c)
+		return m["evicted_keys"] > 0
+	})
+	if m["evicted_clients"] != 0 || clientLine(t, c, "big") == "" {
+		t.Fatalf("the protected client went: %d clients evicted", m["evicted_clients"])
+	}
+}
+
+// TestClientEvictionBeforeKeys is Redis's "eviction due to output buffers
+// of many MGET clients, client eviction: true": with maxmemory-clients set,
+// clients that pile up replies are evicted, and no key goes for the memory
+// they are about to give back, however many are over the limit at once.
+func TestClientEvictionBeforeKeys(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--maxmemory", "11mb", "--maxmemory-policy", "allkeys-lru")
+	c := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	c.ConfigSet(ctx, "maxmemory-clients", "3mb")
+	c.Do(ctx, "client", "no-evict", "on")
+	for j := 0; j < 50; j++ {
+		c.SetRange(ctx, strconv.Itoa(j), 100_000, "x")
+	}
+	var conns []*rawConn
+	for j := 0; j < 20; j++ {
+		conns = append(conns, s.raw(t))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m := memInfo(t, c)
+		if m["evicted_keys"] != 0 {
+			t.Fatalf("%d keys evicted (%d clients): used_memory %d", m["evicted_keys"], m["evicted_clients"], m["used_memory"])
+		}
+		if m["evicted_clients"] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no client evicted")
+		}
+		for _, rc := range conns {
+			_ = rc.c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			_, _ = rc.c.Write([]byte(resp("mget", "1")))
+		}
+	}
+	if n := c.DBSize(ctx).Val(); n != 50 {
+		t.Fatalf("dbsize %d, want 50", n)
+	}
+}
+
+// TestNoevictionRefusesOnEveryShard: under noeviction, once used_memory is
+// over maxmemory every write is refused, also one to a shard still within
+// its share of the budget (here all the data shares a hash tag, so one
+// shard holds it all).
+func TestNoevictionRefusesOnEveryShard(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	c := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	limit := memInfo(t, c)["used_memory"] + 200<<10
+	c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10))
+	const oom = "OOM command not allowed when used memory > 'maxmemory'."
+	// Keys of the other shard than {a}'s: find one.
+	other := ""
+	for i := 0; other == ""; i++ {
+		k := fmt.Sprintf("{b%d}", i)
+		if shardsOf(2, "{a}", k) == 2 {
+			other = k
+		}
+	}
+	refused := false
+	for i := 0; i < 10_000 && !refused; i++ {
+		err := c.Set(ctx, fmt.Sprintf("{a}:%d", i), strings.Repeat("v", 100), 0).Err()
+		if err != nil {
+			if err.Error() != oom {
+				t.Fatal(err)
+			}
+			refused = true
+		}
+	}
+	if !refused {
+		t.Fatal("no write refused")
+	}
+	if m := memInfo(t, c); m["used_memory"] <= limit {
+		t.Fatalf("refused at used_memory %d, maxmemory %d", m["used_memory"], limit)
+	}
+	if err := c.Set(ctx, other, "x", 0); err.Err() == nil || err.Err().Error() != oom {
+		t.Fatalf("SET on the other shard past maxmemory: %v", err.Err())
+	}
+}
