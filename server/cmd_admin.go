@@ -1332,6 +1332,9 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	switch {
 	case len(argv) == 2 && shard.EqualFold(sub, "help"):
 		addHelp(x, argv[0], []string{
+			"CONFIG-REWRITE-FORCE-ALL",
+			"    Like CONFIG REWRITE but writes all configuration options, including",
+			"    keywords not listed in original configuration file or default values.",
 			"DIGEST",
 			"    Output a hex signature representing the current DB content.",
 			"DIGEST-VALUE <key> [<key> ...]",
@@ -1381,6 +1384,12 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		secs := cStrtod(argv[2])
 		if d := time.Duration(secs * float64(time.Second)); d > 0 {
 			time.Sleep(d)
+		}
+		x.OK()
+	case len(argv) == 2 && shard.EqualFold(sub, "config-rewrite-force-all"):
+		if err := x.srv.cfg.RewriteForceAll(""); err != nil {
+			x.Err("ERR CONFIG-REWRITE-FORCE-ALL failed: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "ERR Rewriting config file: "), "ERR "))
+			return
 		}
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):

@@ -150,8 +150,9 @@ func (a *atomicString) Store(s string) { a.p.Store(&s) }
 type Config struct {
 	mu sync.Mutex // serialises writers: load, Set, Rewrite
 
-	configFile string      // absolute path of the config file, "" if none
-	renames    [][2]string // rename-command directives, in file order
+	configFile string          // absolute path of the config file, "" if none
+	renames    [][2]string     // rename-command directives, in file order
+	cmdNames   map[string]bool // the command names after renames so far (while loading)
 
 	hooksMu  sync.Mutex
 	onChange map[*cfgOption][]func()
@@ -247,11 +248,13 @@ type Config struct {
 	metricsPort               atomic.Int64
 
 	// special options
-	save             atomic.Pointer[[]SaveParam]
-	bind             atomic.Pointer[[]string]
-	obufLimits       atomic.Pointer[[3]ClientBufferLimit]
-	notifyFlags      atomic.Int64
-	latencyPercentls atomic.Pointer[[]float64]
+	save              atomic.Pointer[[]SaveParam]
+	bind              atomic.Pointer[[]string]
+	obufLimits        atomic.Pointer[[3]ClientBufferLimit]
+	notifyFlags       atomic.Int64
+	latencyPercentls  atomic.Pointer[[]float64]
+	shutdownOnSigint  atomic.Int64 // cfgShutdown* bits
+	shutdownOnSigterm atomic.Int64
 
 	cfgInert // options kept for compatibility only (config_compat.go)
 }
@@ -479,6 +482,8 @@ func cfgBuildTable() []*cfgOption {
 		cfgSpecialOpt("bind", cfgMutable|cfgMultiArg, "* -::*", cfgSetBind, cfgGetBind, cfgRewriteBind),
 		cfgSpecialOpt("latency-tracking-info-percentiles", cfgMutable|cfgMultiArg, "50 99 99.9",
 			cfgSetPercentiles, cfgGetPercentiles, cfgRewritePercentiles),
+		cfgShutdownOnSigOpt("shutdown-on-sigint", func(c *Config) *atomic.Int64 { return &c.shutdownOnSigint }),
+		cfgShutdownOnSigOpt("shutdown-on-sigterm", func(c *Config) *atomic.Int64 { return &c.shutdownOnSigterm }),
 
 		// ---- redshard
 		// shards: number of shard goroutines; 0 = auto (DefaultShards).
@@ -772,7 +777,11 @@ func (c *Config) loadString(text string, ls *cfgLoadState) error {
 				return err
 			}
 		case name == "rename-command" && len(argv) == 3:
-			// Recorded for the command table; see CommandRenames.
+			// Recorded for the command table (see CommandRenames), after
+			// Redis's checks against the table as renamed so far.
+			if reason := c.checkRename(argv[1], argv[2]); reason != "" {
+				return fail(reason)
+			}
 			c.renames = append(c.renames, [2]string{argv[1], argv[2]})
 		case name == "sentinel" && len(argv) != 1:
 			return fail("sentinel directive while not in sentinel mode")
@@ -828,11 +837,7 @@ func (c *Config) setOption(o *cfgOption, args []string, ls *cfgLoadState) string
 				}
 			}
 		}
-		msg := "argument(s) must be one of the following: " + strings.Join(o.enum, ", ")
-		if len(msg) > 255 { // Redis formats it into a 256 bytes buffer
-			msg = msg[:255]
-		}
-		return msg
+		return cfgEnumError(o.enum)
 	case cfgString:
 		if len(args) != 1 {
 			return "wrong number of arguments"
@@ -1253,6 +1258,87 @@ func cfgRewritePercentiles(c *Config, o *cfgOption, rw *cfgRewriteState) {
 	rw.rewriteLine(o.name, o.name+" "+v, true)
 }
 
+// shutdown-on-sigint and shutdown-on-sigterm take SHUTDOWN's flags as a
+// multi-argument enum of bit flags (Redis's MULTI_ARG enum): any of save,
+// nosave, now and force, or default (none). They pick the flags of a
+// shutdown by that signal, as SHUTDOWN's arguments do; in redshard those
+// flags change nothing, because it has no RDB snapshot to save or skip and
+// no replicas to wait for (the AOF is flushed and fsynced on every
+// shutdown), which is also why SHUTDOWN accepts them.
+var cfgEnumShutdownOnSig = []string{"default", "save", "nosave", "now", "force"}
+
+// Bits of the shutdown-on-sig* values (Redis's SHUTDOWN_* flags), in the
+// order of cfgEnumShutdownOnSig after "default".
+const (
+	cfgShutdownSave = 1 << iota
+	cfgShutdownNoSave
+	cfgShutdownNow
+	cfgShutdownForce
+)
+
+func cfgShutdownOnSigOpt(name string, f func(*Config) *atomic.Int64) *cfgOption {
+	o := cfgSpecialOpt(name, cfgMutable|cfgMultiArg, "default",
+		func(c *Config, args []string, _ *cfgLoadState) string {
+			var v int64
+			if len(args) == 0 {
+				return cfgEnumError(cfgEnumShutdownOnSig)
+			}
+			for _, a := range args {
+				i := indexFold(cfgEnumShutdownOnSig, a)
+				if i < 0 {
+					return cfgEnumError(cfgEnumShutdownOnSig)
+				}
+				if i > 0 {
+					v |= 1 << (i - 1)
+				}
+			}
+			if v&cfgShutdownSave != 0 && v&cfgShutdownNoSave != 0 {
+				return "shutdown can't have both 'save' and 'nosave' flags"
+			}
+			f(c).Store(v)
+			return ""
+		},
+		func(c *Config) string { return cfgShutdownFlagsString(f(c).Load()) },
+		func(c *Config, o *cfgOption, rw *cfgRewriteState) {
+			v := f(c).Load()
+			rw.rewriteLine(o.name, o.name+" "+cfgShutdownFlagsString(v), v != 0)
+		})
+	return o
+}
+
+// cfgShutdownFlagsString names the flags in enum order, "default" for none
+// (Redis's configEnumGetName with bitflags).
+func cfgShutdownFlagsString(v int64) string {
+	if v == 0 {
+		return "default"
+	}
+	var names []string
+	for i, name := range cfgEnumShutdownOnSig[1:] {
+		if v&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+func indexFold(list []string, s string) int {
+	for i, x := range list {
+		if strings.EqualFold(x, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// cfgEnumError is Redis's error for an enum value not in the list.
+func cfgEnumError(vals []string) string {
+	msg := "argument(s) must be one of the following: " + strings.Join(vals, ", ")
+	if len(msg) > 255 { // Redis formats it into a 256 bytes buffer
+		msg = msg[:255]
+	}
+	return msg
+}
+
 // ---------------------------------------------------------------------------
 // CONFIG GET / CONFIG SET
 // ---------------------------------------------------------------------------
@@ -1502,6 +1588,7 @@ type cfgRewriteState struct {
 	optLines       map[string][]int // canonical option -> indexes into lines
 	rewritten      map[string]bool
 	needsSignature bool
+	forceAll       bool // write every option, defaults too (DEBUG CONFIG-REWRITE-FORCE-ALL)
 }
 
 func (rw *cfgRewriteState) markProcessed(option string) { rw.rewritten[option] = true }
@@ -1511,7 +1598,7 @@ func (rw *cfgRewriteState) markProcessed(option string) { rw.rewritten[option] =
 func (rw *cfgRewriteState) rewriteLine(option, line string, force bool) {
 	rw.markProcessed(option)
 	idx := rw.optLines[option]
-	if len(idx) == 0 && !force {
+	if len(idx) == 0 && !force && !rw.forceAll {
 		return
 	}
 	if len(idx) > 0 {
@@ -1581,7 +1668,15 @@ func cfgReadRewriteState(path string) (*cfgRewriteState, error) {
 // file is replaced atomically. Errors carry the RESP error text
 // ("ERR The server is running without a config file", "ERR Rewriting config
 // file: <reason>").
-func (c *Config) Rewrite(path string) error {
+func (c *Config) Rewrite(path string) error { return c.rewrite(path, false) }
+
+// RewriteForceAll is Rewrite writing every option, also those at their
+// default (Redis's rewriteConfig with force_write, behind DEBUG
+// CONFIG-REWRITE-FORCE-ALL). Options Redis never writes still are not:
+// unset strings and a default bind.
+func (c *Config) RewriteForceAll(path string) error { return c.rewrite(path, true) }
+
+func (c *Config) rewrite(path string, forceAll bool) error {
 	if path == "" {
 		path = c.configFile
 	}
@@ -1594,6 +1689,7 @@ func (c *Config) Rewrite(path string) error {
 	if err != nil {
 		return fmt.Errorf("ERR Rewriting config file: %s", cfgStrerror(err))
 	}
+	rw.forceAll = forceAll
 	for _, o := range cfgOptions {
 		c.rewriteOption(o, rw)
 	}
@@ -1720,6 +1816,26 @@ func cfgFormatMemory(v uint64) string {
 // ConfigFile returns the absolute path of the config file given on the
 // command line, or "" when running without one.
 func (c *Config) ConfigFile() string { return c.configFile }
+
+// checkRename applies "rename-command from to" to the command names seen
+// while loading and returns Redis's error for it, or "".
+func (c *Config) checkRename(from, to string) string {
+	if c.cmdNames == nil {
+		c.cmdNames = topCommandNames()
+	}
+	from, to = cfgLower(from), cfgLower(to)
+	if !c.cmdNames[from] {
+		return "No such command in rename-command"
+	}
+	delete(c.cmdNames, from)
+	if to != "" {
+		if c.cmdNames[to] {
+			return "Target command name already exists"
+		}
+		c.cmdNames[to] = true
+	}
+	return ""
+}
 
 // CommandRenames returns the rename-command directives of the config file,
 // in order, as {command, new-name} pairs (new-name "" removes the command).

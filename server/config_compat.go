@@ -18,8 +18,7 @@ package server
 //   - replicaof/slaveof <host> <port>: redshard cannot be a replica; only
 //     "replicaof no one" loads, and CONFIG GET shows "" as a master's does.
 // Left out on purpose, so they stay "Bad directive": the tls-* options (as
-// in a Redis built without TLS) and shutdown-on-sigint/sigterm (redshard's
-// signal shutdown has no save/nosave/now/force variants).
+// in a Redis built without TLS).
 
 import (
 	"strconv"
