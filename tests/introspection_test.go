@@ -270,3 +270,24 @@ func TestDebugConfigRewriteForceAll(t *testing.T) {
 		}
 	}
 }
+
+// CLUSTER and the cluster connection commands answer as a standalone Redis
+// 7.0 does (cluster-enabled no), after the usual arity and subcommand
+// checks; COMMAND LIST shows them, as redis-server lists them.
+func TestClusterCommandsInStandaloneMode(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	c := s.client(t, 2)
+	const disabled = errReply("ERR This instance has cluster support disabled")
+	runSteps(t, c, []step{
+		cmd("cluster").is(errReply("ERR wrong number of arguments for 'cluster' command")),
+		cmd("cluster", "help").is(disabled),
+		cmd("cluster", "info").is(disabled),
+		cmd("cluster", "keyslot", "x").is(disabled),
+		cmd("cluster", "info", "x").is(errReply("ERR wrong number of arguments for 'cluster|info' command")),
+		cmd("cluster", "foo").is(errReply("ERR unknown subcommand 'foo'. Try CLUSTER HELP.")),
+		cmd("readonly").is(disabled),
+		cmd("readwrite").is(disabled),
+		cmd("asking").is(disabled),
+		cmd("command", "list", "filterby", "pattern", "cluster|h*").is([]any{"cluster|help"}),
+	})
+}
