@@ -99,6 +99,7 @@ func (srv *Server) startAccepting() {
 	}
 	if ls.unix != nil {
 		go srv.accept(ls.unix)
+		srv.log.Noticef("The server is now ready to accept connections at %s", srv.cfg.UnixSocket())
 	}
 	ls.mu.Unlock()
 }
@@ -225,8 +226,18 @@ func (srv *Server) accept(l net.Listener) {
 			}
 		}
 		lp := srv.loops[srv.lsn.next.Add(1)%uint64(len(srv.loops))]
-		if _, err := lp.el.Enroll(context.Background(), c); err != nil {
+		done, err := lp.el.Enroll(context.Background(), c)
+		if err != nil {
 			c.Close()
+			continue
+		}
+		// Enroll registers the connection from a pooled goroutine that
+		// waits for the loop; one at a time keeps a burst of connections
+		// from parking a goroutine each (the pool keeps idle ones 10 s).
+		select {
+		case <-done:
+		case <-srv.stopCh:
+			return
 		}
 	}
 }
