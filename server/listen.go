@@ -5,15 +5,11 @@ package server
 //
 // gnet can neither close a listening socket it was started with nor add
 // one while it runs, and Redis does both (CONFIG SET bind "" stops all TCP
-// service at once). So gnet serves no client socket (it listens only on the
-// private one that tells its loops apart, see discoverLoops): redshard opens
-// every socket itself (net.Listen), accepts in one goroutine per socket and
-// loop, and hands each connection to that loop (gnet's Enroll), where it is
-// opened like any other. Accepting off the loops costs goroutine hops and a
-// dup per connection, not per request: redis-benchmark -k 0 (a new
-// connection per request) measured 5-40% fewer requests per second than
-// gnet's own accept on a loaded 2-core machine; established connections
-// are served exactly as before.
+// service at once). So gnet listens on nothing: redshard opens every socket
+// itself (net.Listen), accepts in one goroutine per socket, and hands each
+// connection to a loop (gnet's Enroll, round robin), where it is opened like
+// any other. Accepting off the loops costs a goroutine hop and a dup per
+// connection, not per request.
 //
 // The sockets are opened before the loops start, so that an address that
 // can't be listened on stops the start with Redis's messages; they accept
@@ -33,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -41,6 +38,7 @@ type listeners struct {
 	mu   sync.Mutex
 	tcp  map[string]net.Listener // address ("tcp4://host:port") -> socket
 	unix net.Listener            // unixsocket, or nil
+	next atomic.Uint64           // round robin over the loops
 }
 
 // openListeners opens the TCP sockets of bind and port and the unix socket,
@@ -206,20 +204,8 @@ func (srv *Server) relisten() error {
 	return nil
 }
 
-// accept accepts on one socket until it is closed: one goroutine per loop,
-// each handing what it accepts to its own loop. Enroll registers a
-// connection from a pooled goroutine that waits for the loop, so each
-// accepter waits for that before it accepts again: a burst of connections
-// never parks more than one pool goroutine per loop (the pool keeps idle
-// ones for 10 s), the loops register in parallel, and a busy loop slows
-// only its own accepter while the others go on.
+// accept accepts on one socket until it is closed.
 func (srv *Server) accept(l net.Listener) {
-	for _, lp := range srv.loops {
-		go srv.acceptInto(l, lp)
-	}
-}
-
-func (srv *Server) acceptInto(l net.Listener, lp *Loop) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -229,7 +215,7 @@ func (srv *Server) acceptInto(l net.Listener, lp *Loop) {
 			time.Sleep(10 * time.Millisecond) // e.g. EMFILE: go on, without spinning
 			continue
 		}
-		if srv.stopping.Load() {
+		if srv.stopping.Load() || len(srv.loops) == 0 {
 			c.Close()
 			continue
 		}
@@ -239,11 +225,15 @@ func (srv *Server) acceptInto(l net.Listener, lp *Loop) {
 				_ = tc.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 			}
 		}
+		lp := srv.loops[srv.lsn.next.Add(1)%uint64(len(srv.loops))]
 		done, err := lp.el.Enroll(context.Background(), c)
 		if err != nil {
 			c.Close()
 			continue
 		}
+		// Enroll registers the connection from a pooled goroutine that
+		// waits for the loop; one at a time keeps a burst of connections
+		// from parking a goroutine each (the pool keeps idle ones 10 s).
 		select {
 		case <-done:
 		case <-srv.stopCh:
