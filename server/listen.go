@@ -5,11 +5,16 @@ package server
 //
 // gnet can neither close a listening socket it was started with nor add
 // one while it runs, and Redis does both (CONFIG SET bind "" stops all TCP
-// service at once). So gnet listens on nothing: redshard opens every socket
-// itself (net.Listen), accepts in one goroutine per socket, and hands each
-// connection to a loop (gnet's Enroll, round robin), where it is opened like
-// any other. Accepting off the loops costs a goroutine hop and a dup per
-// connection, not per request.
+// service at once). So gnet serves no client socket (it listens only on the
+// private one that tells its loops apart, see discoverLoops): redshard opens
+// every socket itself (net.Listen), accepts in one goroutine per socket,
+// and hands each connection to a loop (gnet's Enroll, round robin), where
+// it is opened like any other. Accepting off the loops costs goroutine hops
+// and a dup per connection, and each connection is registered before the
+// next is accepted (see accept): redis-benchmark -k 0 (a new connection per
+// request) measured 30-40% fewer requests per second than gnet's own accept
+// on a loaded 2-core machine. Established connections are served exactly
+// as before.
 //
 // The sockets are opened before the loops start, so that an address that
 // can't be listened on stops the start with Redis's messages; they accept
