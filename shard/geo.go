@@ -89,15 +89,9 @@ func squash64(x uint64) uint32 {
 // geohashDecodeWGS84 returns the centre of the cell a 52-bit score names,
 // clamped to the indexed limits (geohashDecodeToLongLatWGS84).
 func geohashDecodeWGS84(bits uint64) (longitude, latitude float64) {
-	ilato, ilono := squash64(bits), squash64(bits>>1)
-	scale := float64(uint64(1) << geoStepMax)
-	latScale, longScale := geoLatMax-geoLatMin, geoLongMax-geoLongMin
-	latMin := geoLatMin + (float64(ilato)*1.0/scale)*latScale
-	latMax := geoLatMin + ((float64(ilato)+1)*1.0/scale)*latScale
-	longMin := geoLongMin + (float64(ilono)*1.0/scale)*longScale
-	longMax := geoLongMin + ((float64(ilono)+1)*1.0/scale)*longScale
-	longitude = math.Min(math.Max((longMin+longMax)/2, geoLongMin), geoLongMax)
-	latitude = math.Min(math.Max((latMin+latMax)/2, geoLatMin), geoLatMax)
+	a := geohashDecodeArea(geoHashBits{bits, geoStepMax})
+	longitude = math.Min(math.Max((a.lonMin+a.lonMax)/2, geoLongMin), geoLongMax)
+	latitude = math.Min(math.Max((a.latMin+a.latMax)/2, geoLatMin), geoLatMax)
 	return longitude, latitude
 }
 
@@ -216,6 +210,14 @@ func geoScores(c *Ctx, key []byte) (*zset, bool) {
 	return z, ok
 }
 
+// geoFind returns a member's score; a nil z (missing key) has none.
+func geoFind(z *zset, m []byte) (float64, bool) {
+	if z == nil {
+		return 0, false
+	}
+	return z.find(m)
+}
+
 // GEOPOS key [member ...]
 func cmdGeopos(c *Ctx, argv [][]byte) {
 	z, ok := geoScores(c, argv[1])
@@ -224,11 +226,7 @@ func cmdGeopos(c *Ctx, argv [][]byte) {
 	}
 	c.Array(len(argv) - 2)
 	for _, m := range argv[2:] {
-		var score float64
-		found := false
-		if z != nil {
-			score, found = z.find(m)
-		}
+		score, found := geoFind(z, m)
 		if !found {
 			c.NullArray()
 			continue
@@ -281,11 +279,7 @@ func cmdGeohash(c *Ctx, argv [][]byte) {
 	}
 	c.Array(len(argv) - 2)
 	for _, m := range argv[2:] {
-		var score float64
-		found := false
-		if z != nil {
-			score, found = z.find(m)
-		}
+		score, found := geoFind(z, m)
 		if !found {
 			c.Null()
 			continue
