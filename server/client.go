@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"net"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -98,7 +99,12 @@ func (cl *Client) setAuthenticated(ok bool) {
 func (cl *Client) afterLocal(cmd *Cmd)  { cl.lastCmd = cmd.fullName }
 func (cl *Client) afterRemote(cmd *Cmd) { cl.lastCmd = cmd.fullName }
 
+// addr and laddr are CLIENT LIST's addr and laddr: host:port, or for a
+// unix socket client the socket's path with port 0, as Redis shows it.
 func (cl *Client) addr() string {
+	if cl.unixSocket() {
+		return cl.srv.cfg.UnixSocket() + ":0"
+	}
 	if a := cl.c.RemoteAddr(); a != nil {
 		return a.String()
 	}
@@ -106,10 +112,22 @@ func (cl *Client) addr() string {
 }
 
 func (cl *Client) laddr() string {
+	if cl.unixSocket() {
+		return cl.srv.cfg.UnixSocket() + ":0"
+	}
 	if a := cl.c.LocalAddr(); a != nil {
 		return a.String()
 	}
 	return ""
+}
+
+// unixSocket reports whether the client came through the unix socket.
+func (cl *Client) unixSocket() bool {
+	if cl.c == nil {
+		return false
+	}
+	_, ok := cl.c.RemoteAddr().(*net.UnixAddr)
+	return ok
 }
 
 // infoLine is CLIENT INFO / CLIENT LIST's line for this client

@@ -77,6 +77,9 @@ func (cl *Client) clientInfoString() string {
 	if cl.obs.obufKill {
 		b = append(b, 'A')
 	}
+	if cl.unixSocket() {
+		b = append(b, 'U')
+	}
 	if cl.noEvict {
 		b = append(b, 'e')
 	}

@@ -1346,6 +1346,9 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	switch {
 	case len(argv) == 2 && shard.EqualFold(sub, "help"):
 		addHelp(x, argv[0], []string{
+			"CONFIG-REWRITE-FORCE-ALL",
+			"    Like CONFIG REWRITE but writes all configuration options, including",
+			"    keywords not listed in original configuration file or default values.",
 			"DIGEST",
 			"    Output a hex signature representing the current DB content.",
 			"DIGEST-VALUE <key> [<key> ...]",
@@ -1420,6 +1423,12 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		debugPanic()
 	case len(argv) == 3 && shard.EqualFold(sub, "pause-cron"):
 		x.srv.setCronPaused(cAtoi(argv[2]) != 0)
+		x.OK()
+	case len(argv) == 2 && shard.EqualFold(sub, "config-rewrite-force-all"):
+		if err := x.srv.cfg.RewriteForceAll(""); err != nil {
+			x.Err("ERR CONFIG-REWRITE-FORCE-ALL failed: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "ERR Rewriting config file: "), "ERR "))
+			return
+		}
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):
 		x.srv.activeExpire.Store(cAtoi(argv[2]) != 0)

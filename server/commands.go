@@ -133,6 +133,20 @@ func (srv *Server) buildCommandTable() {
 		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home, allShardsIf: row.allShardsIf})
 	}
 	sort.Slice(srv.cmdList, func(i, j int) bool { return srv.cmdList[i].id < srv.cmdList[j].id })
+	// rename-command: the command answers to its new name only ("" hides
+	// it); its stats, COMMAND INFO and errors keep the original name, as
+	// in Redis. LoadConfig has checked the directives.
+	for _, r := range srv.cfg.CommandRenames() {
+		from, to := strings.ToLower(r[0]), strings.ToLower(r[1])
+		c := srv.cmds[from]
+		if c == nil {
+			continue
+		}
+		delete(srv.cmds, from)
+		if to != "" {
+			srv.cmds[to] = c
+		}
+	}
 	// A data command with movable keys (numkeys, STORE, ...) and no key
 	// finder of its own is routed by the same key finding as COMMAND GETKEYS.
 	for _, c := range srv.cmdList {
@@ -145,6 +159,21 @@ func (srv *Server) buildCommandTable() {
 			}
 		}
 	}
+}
+
+// topCommandNames returns the names of the top-level commands, lower case
+// (what rename-command may name).
+func topCommandNames() map[string]bool {
+	names := make(map[string]bool, len(shard.Commands)+len(serverCommands))
+	for _, row := range shard.Commands {
+		name, _, _ := strings.Cut(row.Name, "|")
+		names[name] = true
+	}
+	for _, row := range serverCommands {
+		name, _, _ := strings.Cut(row.name, "|")
+		names[name] = true
+	}
+	return names
 }
 
 // lookup finds the command for argv (resolving a container's subcommand)

@@ -150,8 +150,9 @@ func (a *atomicString) Store(s string) { a.p.Store(&s) }
 type Config struct {
 	mu sync.Mutex // serialises writers: load, Set, Rewrite
 
-	configFile string      // absolute path of the config file, "" if none
-	renames    [][2]string // rename-command directives, in file order
+	configFile string          // absolute path of the config file, "" if none
+	renames    [][2]string     // rename-command directives, in file order
+	cmdNames   map[string]bool // the command names after renames so far (while loading)
 
 	hooksMu  sync.Mutex
 	onChange map[*cfgOption][]func()
@@ -782,7 +783,11 @@ func (c *Config) loadString(text string, ls *cfgLoadState) error {
 				return err
 			}
 		case name == "rename-command" && len(argv) == 3:
-			// Recorded for the command table; see CommandRenames.
+			// Recorded for the command table (see CommandRenames), after
+			// Redis's checks against the table as renamed so far.
+			if reason := c.checkRename(argv[1], argv[2]); reason != "" {
+				return fail(reason)
+			}
 			c.renames = append(c.renames, [2]string{argv[1], argv[2]})
 		case name == "sentinel" && len(argv) != 1:
 			return fail("sentinel directive while not in sentinel mode")
@@ -838,11 +843,7 @@ func (c *Config) setOption(o *cfgOption, args []string, ls *cfgLoadState) string
 				}
 			}
 		}
-		msg := "argument(s) must be one of the following: " + strings.Join(o.enum, ", ")
-		if len(msg) > 255 { // Redis formats it into a 256 bytes buffer
-			msg = msg[:255]
-		}
-		return msg
+		return cfgEnumError(o.enum)
 	case cfgString:
 		if len(args) != 1 {
 			return "wrong number of arguments"
@@ -1278,6 +1279,24 @@ func cfgRewritePercentiles(c *Config, o *cfgOption, rw *cfgRewriteState) {
 	rw.rewriteLine(o.name, o.name+" "+v, true)
 }
 
+func indexFold(list []string, s string) int {
+	for i, x := range list {
+		if strings.EqualFold(x, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// cfgEnumError is Redis's error for an enum value not in the list.
+func cfgEnumError(vals []string) string {
+	msg := "argument(s) must be one of the following: " + strings.Join(vals, ", ")
+	if len(msg) > 255 { // Redis formats it into a 256 bytes buffer
+		msg = msg[:255]
+	}
+	return msg
+}
+
 // ---------------------------------------------------------------------------
 // CONFIG GET / CONFIG SET
 // ---------------------------------------------------------------------------
@@ -1527,6 +1546,7 @@ type cfgRewriteState struct {
 	optLines       map[string][]int // canonical option -> indexes into lines
 	rewritten      map[string]bool
 	needsSignature bool
+	forceAll       bool // write every option, defaults too (DEBUG CONFIG-REWRITE-FORCE-ALL)
 }
 
 func (rw *cfgRewriteState) markProcessed(option string) { rw.rewritten[option] = true }
@@ -1536,7 +1556,7 @@ func (rw *cfgRewriteState) markProcessed(option string) { rw.rewritten[option] =
 func (rw *cfgRewriteState) rewriteLine(option, line string, force bool) {
 	rw.markProcessed(option)
 	idx := rw.optLines[option]
-	if len(idx) == 0 && !force {
+	if len(idx) == 0 && !force && !rw.forceAll {
 		return
 	}
 	if len(idx) > 0 {
@@ -1606,7 +1626,15 @@ func cfgReadRewriteState(path string) (*cfgRewriteState, error) {
 // file is replaced atomically. Errors carry the RESP error text
 // ("ERR The server is running without a config file", "ERR Rewriting config
 // file: <reason>").
-func (c *Config) Rewrite(path string) error {
+func (c *Config) Rewrite(path string) error { return c.rewrite(path, false) }
+
+// RewriteForceAll is Rewrite writing every option, also those at their
+// default (Redis's rewriteConfig with force_write, behind DEBUG
+// CONFIG-REWRITE-FORCE-ALL). Options Redis never writes still are not:
+// unset strings and a default bind.
+func (c *Config) RewriteForceAll(path string) error { return c.rewrite(path, true) }
+
+func (c *Config) rewrite(path string, forceAll bool) error {
 	if path == "" {
 		path = c.configFile
 	}
@@ -1619,6 +1647,7 @@ func (c *Config) Rewrite(path string) error {
 	if err != nil {
 		return fmt.Errorf("ERR Rewriting config file: %s", cfgStrerror(err))
 	}
+	rw.forceAll = forceAll
 	for _, o := range cfgOptions {
 		c.rewriteOption(o, rw)
 	}
@@ -1745,6 +1774,26 @@ func cfgFormatMemory(v uint64) string {
 // ConfigFile returns the absolute path of the config file given on the
 // command line, or "" when running without one.
 func (c *Config) ConfigFile() string { return c.configFile }
+
+// checkRename applies "rename-command from to" to the command names seen
+// while loading and returns Redis's error for it, or "".
+func (c *Config) checkRename(from, to string) string {
+	if c.cmdNames == nil {
+		c.cmdNames = topCommandNames()
+	}
+	from, to = cfgLower(from), cfgLower(to)
+	if !c.cmdNames[from] {
+		return "No such command in rename-command"
+	}
+	delete(c.cmdNames, from)
+	if to != "" {
+		if c.cmdNames[to] {
+			return "Target command name already exists"
+		}
+		c.cmdNames[to] = true
+	}
+	return ""
+}
 
 // CommandRenames returns the rename-command directives of the config file,
 // in order, as {command, new-name} pairs (new-name "" removes the command).

@@ -11,11 +11,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
-	"strings"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -215,8 +213,7 @@ func Run(cfg *Config, log *Logger) error {
 	_, _ = cryptoRand(tok[:])
 	srv.probeToken = fmt.Sprintf("*2\r\n$15\r\n__redshard_probe\r\n$32\r\n%x\r\n", tok)
 
-	addrs := srv.listenAddrs()
-	if err := srv.checkListen(addrs); err != nil {
+	if err := srv.openListeners(); err != nil { // listen.go
 		return err
 	}
 	srv.log.Noticef("redshard %s (Redis %s compatible), pid %d, %d shards", Version, RedisVersion, os.Getpid(), n)
@@ -224,9 +221,19 @@ func Run(cfg *Config, log *Logger) error {
 		srv.log.Warningf("WARNING %s", w)
 	}
 
+	// gnet listens only on a private unix socket that serves to tell its
+	// loops apart (discoverLoops); clients come through redshard's own
+	// sockets, which hand their connections to the loops (listen.go).
+	probeDir, err := os.MkdirTemp("", "redshard-loops-")
+	if err != nil {
+		srv.closeListeners()
+		return fmt.Errorf("could not start the event loops: %v", err)
+	}
+	defer os.RemoveAll(probeDir)
+	probe := filepath.Join(probeDir, "probe.sock")
 	errc := make(chan error, 1)
 	go func() {
-		errc <- gnet.Rotate(srv, addrs,
+		errc <- gnet.Rotate(srv, []string{"unix://" + probe},
 			gnet.WithNumEventLoop(n),
 			gnet.WithMulticore(true),
 			gnet.WithReuseAddr(true),
@@ -237,10 +244,12 @@ func Run(cfg *Config, log *Logger) error {
 			gnet.WithLogger(gnetLogger{srv.log}),
 		)
 	}()
-	if err := srv.discoverLoops(errc); err != nil {
+	if err := srv.discoverLoops(errc, probe); err != nil {
+		srv.closeListeners()
 		return err
 	}
-	srv.initListeners(addrs)
+	_ = os.RemoveAll(probeDir)
+	srv.startAccepting()
 	srv.showBanner() // after the sockets are bound, as Redis: scripts wait for its PID line
 	// The listeners are up: clients connect while the AOF loads, and get
 	// -LOADING until it is loaded (persist.go).
@@ -263,66 +272,14 @@ func Run(cfg *Config, log *Logger) error {
 		// they are for redshard-check-aof.
 		srv.stopping.Store(true)
 		close(srv.stopCh)
+		srv.closeListeners() // the unix socket file goes now, not at exit
 		_ = srv.eng.Stop(context.Background())
 		return err
 	case <-srv.shut.exitReq:
 	}
 	// The loops stay parked: the process exits when Run returns.
+	srv.closeListeners() // the unix socket file goes now, not at exit
 	srv.finishExit()
-	return nil
-}
-
-func (srv *Server) listenAddrs() []string {
-	port := srv.cfg.Port()
-	binds := srv.cfg.Bind()
-	if len(binds) == 0 {
-		binds = []string{"*"}
-	}
-	var addrs []string
-	for _, b := range binds {
-		optional := strings.HasPrefix(b, "-")
-		b = strings.TrimPrefix(b, "-")
-		switch b {
-		case "*":
-			addrs = append(addrs, "tcp4://0.0.0.0:"+strconv.Itoa(port))
-		case "::*":
-			if !optional {
-				addrs = append(addrs, "tcp6://[::]:"+strconv.Itoa(port))
-			}
-		default:
-			if strings.Contains(b, ":") {
-				if optional && !ipv6Available() {
-					continue
-				}
-				addrs = append(addrs, "tcp6://["+b+"]:"+strconv.Itoa(port))
-			} else {
-				addrs = append(addrs, "tcp4://"+b+":"+strconv.Itoa(port))
-			}
-		}
-	}
-	return addrs
-}
-
-// checkListen tries each address before the event loops take them, so that
-// a port in use stops the start with Redis's messages rather than an error
-// from deep inside the event loop library.
-func (srv *Server) checkListen(addrs []string) error {
-	for _, a := range addrs {
-		network, hostport, _ := strings.Cut(a, "://")
-		l, err := net.Listen(network, hostport)
-		if err != nil {
-			var msg string
-			if errors.Is(err, syscall.EADDRINUSE) {
-				msg = "bind: Address already in use"
-			} else {
-				msg = err.Error()
-			}
-			host, port, _ := net.SplitHostPort(hostport)
-			srv.log.Warningf("Warning: Could not create server TCP listening socket %s:%s: %s", host, port, msg)
-			return fmt.Errorf("Failed listening on port %d (TCP), aborting.", srv.cfg.Port())
-		}
-		l.Close()
-	}
 	return nil
 }
 
@@ -339,8 +296,11 @@ func ipv6Available() bool {
 // loops, so we open one internal connection per loop (round-robin places the
 // k-th connection on loop k) and each announces itself with a token; the
 // loops are numbered in the order they are found, and loop i owns shard i.
-func (srv *Server) discoverLoops(errc chan error) error {
-	addr := srv.dialAddr()
+// The connections go to gnet's only listener, a unix socket in a private
+// directory that Run removes once the loops are known: from then on nobody
+// can reach that socket, and every client comes through redshard's own
+// sockets (listen.go).
+func (srv *Server) discoverLoops(errc chan error, probe string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		srv.loopMu.Lock()
@@ -360,7 +320,7 @@ func (srv *Server) discoverLoops(errc chan error) error {
 		if time.Now().After(deadline) {
 			return errors.New("could not reach every event loop")
 		}
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		c, err := net.DialTimeout("unix", probe, time.Second)
 		if err != nil {
 			time.Sleep(5 * time.Millisecond)
 			continue
@@ -377,21 +337,6 @@ func (srv *Server) discoverLoops(errc chan error) error {
 			time.Sleep(time.Millisecond)
 		}
 	}
-}
-
-func (srv *Server) dialAddr() string {
-	for _, b := range srv.cfg.Bind() {
-		b = strings.TrimPrefix(b, "-")
-		switch b {
-		case "*", "0.0.0.0":
-			return "127.0.0.1:" + strconv.Itoa(srv.cfg.Port())
-		case "::*", "::":
-			continue
-		default:
-			return net.JoinHostPort(b, strconv.Itoa(srv.cfg.Port()))
-		}
-	}
-	return "127.0.0.1:" + strconv.Itoa(srv.cfg.Port())
 }
 
 // gnet event handlers.

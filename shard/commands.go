@@ -12,6 +12,7 @@ var Commands = concatCommands(
 	setCommands,
 	hashCommands,
 	zsetCommands,
+	geoCommands,
 	sortCommands,
 	zsetBlockingCommands,
 )

@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -72,6 +73,11 @@ func TestConfigSetPortListens(t *testing.T) {
 	}
 	if v := c.Get(ctx, "k3").Val(); v != "v" {
 		t.Errorf("write on the new port not seen: %q", v)
+	}
+	// As in Redis, the old port stops accepting; connections made on it
+	// go on being served.
+	if !tcpRefused(s.Addr) {
+		t.Errorf("old port %d still accepts after CONFIG SET port %d", s.Port, np)
 	}
 	if err := c.ConfigSet(ctx, "port", strconv.Itoa(s.Port)).Err(); err != nil {
 		t.Fatal(err)
@@ -190,4 +196,98 @@ func TestErrorStatsUnblocked(t *testing.T) {
 			t.Errorf("no %s in\n%s", re, info)
 		}
 	}
+}
+
+// rename-command: the command answers to its new name only, keeps its
+// original name in INFO commandstats, and a CONFIG REWRITE keeps the
+// directive, so the rename survives a restart.
+func TestRenameCommandSurvivesRewrite(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/redis.conf"
+	if err := os.WriteFile(conf, []byte("rename-command flushdb badger\nrename-command flushall \"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerIn(t, dir, configFileArg(conf), "--shards", "2")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	runSteps(t, c, []step{
+		cmd("set", "k", "v").is("OK"),
+		cmd("flushdb").is(errReply("ERR unknown command 'flushdb', with args beginning with: ")),
+		cmd("flushall").is(errReply("ERR unknown command 'flushall', with args beginning with: ")),
+		cmd("badger").is("OK"),
+		cmd("dbsize").is(int64(0)),
+		cmd("config", "rewrite").is("OK"),
+	})
+	if st := c.Info(ctx, "commandstats").Val(); !strings.Contains(st, "cmdstat_flushdb:calls=1,") || strings.Contains(st, "cmdstat_badger") {
+		t.Errorf("commandstats after BADGER:\n%s", st)
+	}
+	s.stop()
+	s = startServerIn(t, dir, configFileArg(conf), "--shards", "2")
+	c = s.client(t, 2)
+	runSteps(t, c, []step{
+		cmd("flushdb").is(errReply("ERR unknown command 'flushdb', with args beginning with: ")),
+		cmd("badger").is("OK"),
+	})
+}
+
+// DEBUG CONFIG-REWRITE-FORCE-ALL writes every option, defaults included,
+// and the server starts again from the file with the same configuration;
+// shutdown-on-sigint/sigterm take SHUTDOWN's flags.
+func TestDebugConfigRewriteForceAll(t *testing.T) {
+	dir := t.TempDir()
+	conf := dir + "/redis.conf"
+	if err := os.WriteFile(conf, []byte("enable-debug-command yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerIn(t, dir, configFileArg(conf))
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	runSteps(t, c, []step{
+		cmd("config", "set", "shutdown-on-sigterm", "nosave now").is("OK"),
+		cmd("config", "get", "shutdown-on-sigterm").is([]any{"shutdown-on-sigterm", "nosave now"}),
+		cmd("config", "set", "shutdown-on-sigint", "save nosave").is(errReply("ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigint') - shutdown options SAVE and NOSAVE can't be used simultaneously")),
+		cmd("debug", "config-rewrite-force-all").is("OK"),
+	})
+	before := c.ConfigGet(ctx, "*").Val()
+	data, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"\nhz 10\n", "\nshutdown-on-sigint default\n", "\nshutdown-on-sigterm nosave now\n", "\nmaxmemory-policy noeviction\n"} {
+		if !strings.Contains(string(data), line) {
+			t.Errorf("rewritten file lacks %q", line)
+		}
+	}
+	s.stop()
+	s = startServerIn(t, dir, configFileArg(conf))
+	after := s.client(t, 2).ConfigGet(ctx, "*").Val()
+	for k, v := range before {
+		if k == "port" {
+			continue // the harness picks a new one
+		}
+		if after[k] != v {
+			t.Errorf("after restart %s = %q, was %q", k, after[k], v)
+		}
+	}
+}
+
+// CLUSTER and the cluster connection commands answer as a standalone Redis
+// 7.0 does (cluster-enabled no), after the usual arity and subcommand
+// checks; COMMAND LIST shows them, as redis-server lists them.
+func TestClusterCommandsInStandaloneMode(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	c := s.client(t, 2)
+	const disabled = errReply("ERR This instance has cluster support disabled")
+	runSteps(t, c, []step{
+		cmd("cluster").is(errReply("ERR wrong number of arguments for 'cluster' command")),
+		cmd("cluster", "help").is(disabled),
+		cmd("cluster", "info").is(disabled),
+		cmd("cluster", "keyslot", "x").is(disabled),
+		cmd("cluster", "info", "x").is(errReply("ERR wrong number of arguments for 'cluster|info' command")),
+		cmd("cluster", "foo").is(errReply("ERR unknown subcommand 'foo'. Try CLUSTER HELP.")),
+		cmd("readonly").is(disabled),
+		cmd("readwrite").is(disabled),
+		cmd("asking").is(disabled),
+		cmd("command", "list", "filterby", "pattern", "cluster|h*").is([]any{"cluster|help"}),
+	})
 }
