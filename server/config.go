@@ -1279,15 +1279,6 @@ func cfgRewritePercentiles(c *Config, o *cfgOption, rw *cfgRewriteState) {
 	rw.rewriteLine(o.name, o.name+" "+v, true)
 }
 
-func indexFold(list []string, s string) int {
-	for i, x := range list {
-		if strings.EqualFold(x, s) {
-			return i
-		}
-	}
-	return -1
-}
-
 // cfgEnumError is Redis's error for an enum value not in the list.
 func cfgEnumError(vals []string) string {
 	msg := "argument(s) must be one of the following: " + strings.Join(vals, ", ")
