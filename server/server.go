@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -213,27 +215,33 @@ func Run(cfg *Config, log *Logger) error {
 	_, _ = cryptoRand(tok[:])
 	srv.probeToken = fmt.Sprintf("*2\r\n$15\r\n__redshard_probe\r\n$32\r\n%x\r\n", tok)
 
-	if err := srv.openListeners(); err != nil { // listen.go
+	addrs := srv.listenAddrs()
+	if err := srv.checkListen(addrs); err != nil {
 		return err
+	}
+	// gnet serves the start addresses and the unix socket itself (its
+	// loops accept: the fast path for clients that connect per request);
+	// addresses named later by CONFIG SET port or bind get sockets of
+	// redshard's own (listen.go).
+	gaddrs := addrs
+	unixPath := cfg.UnixSocket()
+	if unixPath != "" {
+		if err := srv.checkUnixSocket(unixPath); err != nil {
+			return err
+		}
+		gaddrs = append(append([]string(nil), addrs...), "unix://"+unixPath)
+	}
+	if len(gaddrs) == 0 {
+		return errors.New("Configured to not listen anywhere, exiting.")
 	}
 	srv.log.Noticef("redshard %s (Redis %s compatible), pid %d, %d shards", Version, RedisVersion, os.Getpid(), n)
 	for _, w := range cfg.Warnings() {
 		srv.log.Warningf("WARNING %s", w)
 	}
 
-	// gnet listens only on a private unix socket that serves to tell its
-	// loops apart (discoverLoops); clients come through redshard's own
-	// sockets, which hand their connections to the loops (listen.go).
-	probeDir, err := os.MkdirTemp("", "redshard-loops-")
-	if err != nil {
-		srv.closeListeners()
-		return fmt.Errorf("could not start the event loops: %v", err)
-	}
-	defer os.RemoveAll(probeDir)
-	probe := filepath.Join(probeDir, "probe.sock")
 	errc := make(chan error, 1)
 	go func() {
-		errc <- gnet.Rotate(srv, []string{"unix://" + probe},
+		errc <- gnet.Rotate(srv, gaddrs,
 			gnet.WithNumEventLoop(n),
 			gnet.WithMulticore(true),
 			gnet.WithReuseAddr(true),
@@ -244,12 +252,17 @@ func Run(cfg *Config, log *Logger) error {
 			gnet.WithLogger(gnetLogger{srv.log}),
 		)
 	}()
-	if err := srv.discoverLoops(errc, probe); err != nil {
-		srv.closeListeners()
+	if err := srv.discoverLoops(errc); err != nil {
 		return err
 	}
-	_ = os.RemoveAll(probeDir)
-	srv.startAccepting()
+	srv.initListeners(addrs)
+	if unixPath != "" {
+		if perm := cfg.UnixSocketPerm(); perm != 0 {
+			_ = os.Chmod(unixPath, perm) // unchecked, as in Redis's anetUnixServer
+		}
+		defer os.Remove(unixPath) // Redis unlinks it at exit
+		srv.log.Noticef("The server is now ready to accept connections at %s", unixPath)
+	}
 	srv.showBanner() // after the sockets are bound, as Redis: scripts wait for its PID line
 	// The listeners are up: clients connect while the AOF loads, and get
 	// -LOADING until it is loaded (persist.go).
@@ -272,14 +285,83 @@ func Run(cfg *Config, log *Logger) error {
 		// they are for redshard-check-aof.
 		srv.stopping.Store(true)
 		close(srv.stopCh)
-		srv.closeListeners() // the unix socket file goes now, not at exit
 		_ = srv.eng.Stop(context.Background())
 		return err
 	case <-srv.shut.exitReq:
 	}
 	// The loops stay parked: the process exits when Run returns.
-	srv.closeListeners() // the unix socket file goes now, not at exit
 	srv.finishExit()
+	return nil
+}
+
+// listenAddrs returns the TCP addresses bind and port name, as gnet-style
+// "tcp4://host:port" strings. An empty bind, or port 0, listens on no TCP
+// address, as in Redis 7.0.
+func (srv *Server) listenAddrs() []string {
+	port := srv.cfg.Port()
+	binds := srv.cfg.Bind()
+	if port == 0 {
+		return nil
+	}
+	var addrs []string
+	for _, b := range binds {
+		optional := strings.HasPrefix(b, "-")
+		b = strings.TrimPrefix(b, "-")
+		switch b {
+		case "*":
+			addrs = append(addrs, "tcp4://0.0.0.0:"+strconv.Itoa(port))
+		case "::*":
+			if !optional {
+				addrs = append(addrs, "tcp6://[::]:"+strconv.Itoa(port))
+			}
+		default:
+			if strings.Contains(b, ":") {
+				if optional && !ipv6Available() {
+					continue
+				}
+				addrs = append(addrs, "tcp6://["+b+"]:"+strconv.Itoa(port))
+			} else {
+				addrs = append(addrs, "tcp4://"+b+":"+strconv.Itoa(port))
+			}
+		}
+	}
+	return addrs
+}
+
+// checkUnixSocket replaces a stale socket file and tries the path before
+// gnet binds it, so that a path that can't be listened on stops the start
+// with Redis's message.
+func (srv *Server) checkUnixSocket(path string) error {
+	_ = os.Remove(path) // as Redis: a stale socket file is replaced
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("Failed opening Unix socket: bind: %s", aof.Strerror(err))
+	}
+	l.Close() // (removes the file)
+	_ = os.Remove(path)
+	return nil
+}
+
+// checkListen tries each address before the event loops take them, so that
+// a port in use stops the start with Redis's messages rather than an error
+// from deep inside the event loop library.
+func (srv *Server) checkListen(addrs []string) error {
+	for _, a := range addrs {
+		network, hostport, _ := strings.Cut(a, "://")
+		l, err := net.Listen(network, hostport)
+		if err != nil {
+			var msg string
+			if errors.Is(err, syscall.EADDRINUSE) {
+				msg = "bind: Address already in use"
+			} else {
+				msg = err.Error()
+			}
+			host, port, _ := net.SplitHostPort(hostport)
+			srv.log.Warningf("Warning: Could not create server TCP listening socket %s:%s: %s", host, port, msg)
+			return fmt.Errorf("Failed listening on port %d (TCP), aborting.", srv.cfg.Port())
+		}
+		l.Close()
+	}
 	return nil
 }
 
@@ -296,11 +378,11 @@ func ipv6Available() bool {
 // loops, so we open one internal connection per loop (round-robin places the
 // k-th connection on loop k) and each announces itself with a token; the
 // loops are numbered in the order they are found, and loop i owns shard i.
-// The connections go to gnet's only listener, a unix socket in a private
-// directory that Run removes once the loops are known: from then on nobody
-// can reach that socket, and every client comes through redshard's own
-// sockets (listen.go).
-func (srv *Server) discoverLoops(errc chan error, probe string) error {
+func (srv *Server) discoverLoops(errc chan error) error {
+	network, addr := "tcp", srv.dialAddr()
+	if len(srv.listenAddrs()) == 0 { // unix socket only
+		network, addr = "unix", srv.cfg.UnixSocket()
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		srv.loopMu.Lock()
@@ -320,7 +402,7 @@ func (srv *Server) discoverLoops(errc chan error, probe string) error {
 		if time.Now().After(deadline) {
 			return errors.New("could not reach every event loop")
 		}
-		c, err := net.DialTimeout("unix", probe, time.Second)
+		c, err := net.DialTimeout(network, addr, time.Second)
 		if err != nil {
 			time.Sleep(5 * time.Millisecond)
 			continue
@@ -337,6 +419,21 @@ func (srv *Server) discoverLoops(errc chan error, probe string) error {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+func (srv *Server) dialAddr() string {
+	for _, b := range srv.cfg.Bind() {
+		b = strings.TrimPrefix(b, "-")
+		switch b {
+		case "*", "0.0.0.0":
+			return "127.0.0.1:" + strconv.Itoa(srv.cfg.Port())
+		case "::*", "::":
+			continue
+		default:
+			return net.JoinHostPort(b, strconv.Itoa(srv.cfg.Port()))
+		}
+	}
+	return "127.0.0.1:" + strconv.Itoa(srv.cfg.Port())
 }
 
 // gnet event handlers.
