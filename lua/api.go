@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redshard/redshard/resp"
 	glua "github.com/yuin/gopher-lua"
 )
 
@@ -82,7 +83,7 @@ func (e *Engine) argvFromStack(L *glua.LState) ([][]byte, *glua.LTable) {
 		case glua.LString:
 			e.argBytes = append(e.argBytes, v...)
 		case glua.LNumber:
-			e.argBytes = appendG17(e.argBytes, float64(v))
+			e.argBytes = resp.AppendG17(e.argBytes, float64(v))
 		default:
 			L.SetTop(0)
 			return nil, errorTable(L, "Lua redis lib command arguments must be strings or integers")
@@ -97,22 +98,6 @@ func (e *Engine) argvFromStack(L *glua.LState) ([][]byte, *glua.LTable) {
 	}
 	L.SetTop(0)
 	return e.argvBuf, nil
-}
-
-// appendG17 formats f like printf("%.17g").
-func appendG17(b []byte, f float64) []byte {
-	switch {
-	case math.IsInf(f, 1):
-		return append(b, "inf"...)
-	case math.IsInf(f, -1):
-		return append(b, "-inf"...)
-	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return append(b, "-nan"...)
-		}
-		return append(b, "nan"...)
-	}
-	return strconv.AppendFloat(b, f, 'g', 17, 64)
 }
 
 // luaRedisCall is redis.call (raise) and redis.pcall.

@@ -177,9 +177,9 @@ func AppendBigNumber(b []byte, num string, proto int) []byte {
 	return appendCRLF(b)
 }
 
-// appendG appends f like C's printf("%.17g"), as glibc prints it: "inf",
+// AppendG17 appends f like C's printf("%.17g"), as glibc prints it: "inf",
 // "-inf", "nan", "-nan" for the special values.
-func appendG(b []byte, f float64) []byte {
+func AppendG17(b []byte, f float64) []byte {
 	switch {
 	case math.IsInf(f, 1):
 		return append(b, "inf"...)
@@ -200,11 +200,11 @@ func appendG(b []byte, f float64) []byte {
 func AppendDouble(b []byte, f float64, proto int) []byte {
 	if proto >= 3 {
 		b = append(b, ',')
-		b = appendG(b, f)
+		b = AppendG17(b, f)
 		return appendCRLF(b)
 	}
 	var tmp [32]byte
-	return AppendBulk(b, appendG(tmp[:0], f))
+	return AppendBulk(b, AppendG17(tmp[:0], f))
 }
 
 // FormatLongDouble appends f as Redis's ld2string(..., LD_STR_HUMAN) prints

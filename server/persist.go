@@ -720,12 +720,18 @@ func debugLoadAOF(x *Exec) {
 		x.Err("ERR DEBUG LOADAOF: " + aof.Reason(err))
 		return
 	}
+	reloadData(x, lg.Reload)
+}
+
+// reloadData empties the data set and loads it back with load (DEBUG
+// LOADAOF). Redis exits when that fails; the files are untouched, so a
+// restart loads them, but the data set in memory is incomplete.
+func reloadData(x *Exec, load func(func([][]byte) error) (aof.LoadStats, error)) {
+	srv := x.srv
 	for _, sh := range srv.shards {
 		sh.FlushAll()
 	}
-	if _, err := srv.loadLog(srv.shards, lg.Reload, false); err != nil {
-		// Redis exits here; the files are untouched, so a restart loads
-		// them, but the data set in memory is incomplete.
+	if _, err := srv.loadLog(srv.shards, load, false); err != nil {
 		srv.log.Warningf("DEBUG LOADAOF failed, the data set in memory is incomplete: %v", err)
 		x.Err("ERR DEBUG LOADAOF failed, the data set in memory is incomplete: " + err.Error())
 		return
@@ -743,16 +749,7 @@ func debugLoadFolder(x *Exec) {
 		x.Err("ERR DEBUG LOADAOF: there is no append only file to load (appendonly is no and the AOF folder has no manifest)")
 		return
 	}
-	for _, sh := range srv.shards {
-		sh.FlushAll()
-	}
-	if _, err := srv.loadLog(srv.shards, f.Load, false); err != nil {
-		srv.log.Warningf("DEBUG LOADAOF failed, the data set in memory is incomplete: %v", err)
-		x.Err("ERR DEBUG LOADAOF failed, the data set in memory is incomplete: " + err.Error())
-		return
-	}
-	srv.log.Warningf("Append Only File loaded by DEBUG LOADAOF")
-	x.OK()
+	reloadData(x, f.Load)
 }
 
 // installPersistHooks connects CONFIG SET appendonly and appendfsync to the
