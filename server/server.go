@@ -207,6 +207,11 @@ func Run(cfg *Config, log *Logger) error {
 	srv.initCrashHandlers() // crash.go
 	srv.sysClient = srv.newSysClient()
 	if err := srv.openLog(); err != nil {
+		// Redis prints its logo before it reads the AOF manifest, so
+		// its log shows the banner and then the reason it exits; so
+		// does redshard's, though it reads the manifest before it
+		// listens (the start stops here, nothing was bound).
+		srv.showBanner()
 		return err
 	}
 	srv.initProcs()

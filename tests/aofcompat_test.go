@@ -257,3 +257,19 @@ func TestTwoServersShareADirWithTheirOwnAppendfilename(t *testing.T) {
 	check(pa, "k1", "k4")
 	check(pb, "k4", "k1")
 }
+
+// TestBadManifestLogsAfterTheBanner: as Redis, which prints its logo before
+// it reads the manifest, the banner's PID line comes first and the reason
+// the start stops is the log's last line (Redis's suite reads it there).
+func TestBadManifestLogsAfterTheBanner(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(aofDir(dir), 0o755)
+	os.WriteFile(manifestOf(dir), []byte("file appendonly.aof.1.incr.aof seq 1 type i\n"), 0o644)
+	code, stdout, stderr := runBinary(t, "--port", strconv.Itoa(freePort(t)), "--dir", dir, "--appendonly", "yes", "--always-show-logo", "yes")
+	out := strings.TrimRight(stdout+stderr, "\n")
+	pid := strings.Index(out, " PID: ")
+	last := out[strings.LastIndex(out, "\n")+1:]
+	if code != 1 || pid < 0 || !strings.Contains(last, "The append log file appendonly.aof.1.incr.aof doesn't exist: No such file or directory") {
+		t.Fatalf("exit %d, PID line at %d, last line %q; want 1, a PID line, and the missing file last\n%s", code, pid, last, out)
+	}
+}
