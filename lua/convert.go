@@ -122,7 +122,7 @@ func (e *Engine) replyToLua(b []byte, pos, depth int) (glua.LValue, int, bool) {
 		switch typ {
 		case '|':
 			for i := int64(0); i < 2*n; i++ {
-				if pos, ok = skipReply(b, pos, depth+1); !ok {
+				if pos, ok = resp.SkipReply(b, pos, depth+1); !ok {
 					return glua.LNil, 0, false
 				}
 			}
@@ -193,59 +193,6 @@ func setField(t *glua.LTable, k, v glua.LValue) {
 func isRangeErr(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
-}
-
-// skipReply returns the position after the reply at b[pos:].
-func skipReply(b []byte, pos, depth int) (int, bool) {
-	if depth > maxReplyDepth || pos >= len(b) {
-		return 0, false
-	}
-	typ := b[pos]
-	line, next, ok := replyLine(b, pos+1)
-	if !ok {
-		return 0, false
-	}
-	switch typ {
-	case '+', '-', ':', '_', '#', ',', '(':
-		return next, true
-	case '$', '=', '!':
-		n, ok := parseInt(line)
-		if !ok {
-			return 0, false
-		}
-		if n < 0 {
-			return next, true
-		}
-		if n > int64(len(b)-next-2) {
-			return 0, false
-		}
-		return next + int(n) + 2, true
-	case '*', '~', '>', '%', '|':
-		n, ok := parseInt(line)
-		if !ok {
-			return 0, false
-		}
-		if n < 0 {
-			return next, true
-		}
-		if n > int64(len(b)-next)/3 {
-			return 0, false
-		}
-		if typ == '%' || typ == '|' {
-			n *= 2
-		}
-		pos = next
-		for i := int64(0); i < n; i++ {
-			if pos, ok = skipReply(b, pos, depth+1); !ok {
-				return 0, false
-			}
-		}
-		if typ == '|' {
-			return skipReply(b, pos, depth+1)
-		}
-		return pos, true
-	}
-	return 0, false
 }
 
 func replyLine(b []byte, pos int) ([]byte, int, bool) {

@@ -7,7 +7,7 @@ package resp
 func CountReplies(b []byte) int {
 	n, pos := 0, 0
 	for pos < len(b) {
-		next, ok := skipReply(b, pos)
+		next, ok := SkipReply(b, pos, 0)
 		if !ok {
 			break
 		}
@@ -17,55 +17,63 @@ func CountReplies(b []byte) int {
 	return n
 }
 
-// skipReply returns the position after the reply that starts at pos.
-func skipReply(b []byte, pos int) (int, bool) {
-	for {
-		if pos >= len(b) {
-			return 0, false
-		}
-		typ := b[pos]
-		line, next, ok := replyLine(b, pos+1)
+// MaxReplyDepth bounds the nesting SkipReply follows.
+const MaxReplyDepth = 1000
+
+// SkipReply returns the position after the reply (RESP2 or RESP3, with any
+// attribute in front of it) that starts at b[pos:], at nesting depth; false
+// if the reply is truncated, malformed or nested past MaxReplyDepth. It
+// never trusts an aggregate's length beyond what b can hold.
+func SkipReply(b []byte, pos, depth int) (int, bool) {
+	if depth > MaxReplyDepth || pos >= len(b) {
+		return 0, false
+	}
+	typ := b[pos]
+	line, next, ok := replyLine(b, pos+1)
+	if !ok {
+		return 0, false
+	}
+	switch typ {
+	case '+', '-', ':', '_', '#', ',', '(':
+		return next, true
+	case '$', '=', '!':
+		n, ok := atoi(line)
 		if !ok {
 			return 0, false
 		}
-		switch typ {
-		case '+', '-', ':', '_', '#', ',', '(':
+		if n < 0 {
 			return next, true
-		case '$', '=', '!':
-			n, ok := atoi(line)
-			if !ok {
-				return 0, false
-			}
-			if n < 0 {
-				return next, true
-			}
-			end := next + int(n) + 2
-			if end > len(b) {
-				return 0, false
-			}
-			return end, true
-		case '*', '~', '>', '%', '|':
-			n, ok := atoi(line)
-			if !ok {
-				return 0, false
-			}
-			if typ == '%' || typ == '|' {
-				n *= 2
-			}
-			pos = next
-			for i := int64(0); i < n; i++ {
-				if pos, ok = skipReply(b, pos); !ok {
-					return 0, false
-				}
-			}
-			if typ == '|' {
-				continue // the attribute is followed by its reply
-			}
-			return pos, true
-		default:
+		}
+		if n > int64(len(b)-next-2) {
 			return 0, false
 		}
+		return next + int(n) + 2, true
+	case '*', '~', '>', '%', '|':
+		n, ok := atoi(line)
+		if !ok {
+			return 0, false
+		}
+		if n < 0 {
+			return next, true
+		}
+		if n > int64(len(b)-next)/3 { // each element takes 3 bytes at least
+			return 0, false
+		}
+		if typ == '%' || typ == '|' {
+			n *= 2
+		}
+		pos = next
+		for i := int64(0); i < n; i++ {
+			if pos, ok = SkipReply(b, pos, depth+1); !ok {
+				return 0, false
+			}
+		}
+		if typ == '|' { // the attribute is followed by its reply
+			return SkipReply(b, pos, depth+1)
+		}
+		return pos, true
 	}
+	return 0, false
 }
 
 // replyLine returns the line starting at pos (without CRLF) and the position after it.
