@@ -373,33 +373,25 @@ func geohashEstimateStepsByRadius(rangeMeters, lat float64) uint {
 	return uint(min(max(step, 1), 26))
 }
 
-func geohashMoveX(h geoHashBits, d int) geoHashBits {
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0x5555555555555555) >> (64 - h.step*2)
-	if d > 0 {
-		x = x + (zz + 1)
-	} else {
-		x = x | zz
-		x = x - (zz + 1)
-	}
-	x &= uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
-	h.bits = x | y
-	return h
-}
+func geohashMoveX(h geoHashBits, d int) geoHashBits { return geohashMove(h, d, 0xaaaaaaaaaaaaaaaa) }
+func geohashMoveY(h geoHashBits, d int) geoHashBits { return geohashMove(h, d, 0x5555555555555555) }
 
-func geohashMoveY(h geoHashBits, d int) geoHashBits {
-	x := h.bits & 0xaaaaaaaaaaaaaaaa
-	y := h.bits & 0x5555555555555555
-	zz := uint64(0xaaaaaaaaaaaaaaaa) >> (64 - h.step*2)
+// geohashMove steps the cell one cell along the axis whose bits axis
+// masks (longitude: the odd bits, latitude: the even ones), as Redis's
+// geohash_move_x/y: the axis's bits are incremented or decremented as one
+// number, carrying through the other axis's bits.
+func geohashMove(h geoHashBits, d int, axis uint64) geoHashBits {
+	a := h.bits & axis
+	o := h.bits &^ axis
+	zz := ^axis >> (64 - h.step*2)
 	if d > 0 {
-		y = y + (zz + 1)
+		a = a + (zz + 1)
 	} else {
-		y = y | zz
-		y = y - (zz + 1)
+		a = a | zz
+		a = a - (zz + 1)
 	}
-	y &= uint64(0x5555555555555555) >> (64 - h.step*2)
-	h.bits = x | y
+	a &= axis >> (64 - h.step*2)
+	h.bits = a | o
 	return h
 }
 
