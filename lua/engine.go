@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -115,6 +116,8 @@ type Engine struct {
 
 	rand lrand48
 
+	broken bool // a panic escaped the interpreter (pcall)
+
 	// Kill support: the interpreter runs with a context, which Kill cancels
 	// from any goroutine; the VM then raises at every instruction, so pcall
 	// cannot swallow it. kill guards runID and cancel.
@@ -134,7 +137,10 @@ type Engine struct {
 
 // New creates an engine with Redis 7.0's libraries, redis API and sandbox.
 func New() *Engine {
-	L := glua.NewState(glua.Options{SkipOpenLibs: true})
+	// The data stack starts small and grows up to 1M slots: unpack of a
+	// table of thousands of elements must work, as Lua's 8000-slot C
+	// stack allows, and a fixed registry would overflow (and panic).
+	L := glua.NewState(glua.Options{SkipOpenLibs: true, RegistrySize: 1024 * 20, RegistryMaxSize: 1 << 20})
 	e := &Engine{
 		vm:      L,
 		scripts: make(map[string]*script),
@@ -914,7 +920,7 @@ func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name string, keys,
 		}
 		e.globalsSet = true
 	}
-	err := L.PCall(nargs, 1, e.errHandler)
+	err := e.pcall(nargs)
 	// A Kill that lands after the script's last instruction does not turn
 	// its result into an error.
 	if killed := e.endRun(); killed && err != nil {
@@ -939,6 +945,23 @@ func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name string, keys,
 	}
 	return e.appendLuaReply(dst, ret, proto, 0), st
 }
+
+// pcall is L.PCall, with a panic that escapes gopher-lua's own recovery
+// (it can overflow its stack while handling an error) turned into an
+// error; the interpreter is then Broken and must be replaced.
+func (e *Engine) pcall(nargs int) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.broken = true
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return e.vm.PCall(nargs, 1, e.errHandler)
+}
+
+// Broken reports whether a run left the interpreter unusable (see pcall):
+// the caller must Close it and use a new Engine.
+func (e *Engine) Broken() bool { return e.broken }
 
 func errCounted(obj glua.LValue) bool {
 	t, ok := obj.(*glua.LTable)

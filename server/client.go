@@ -57,6 +57,7 @@ type Client struct {
 
 	hop           hop
 	hopOut        bool
+	escalated     bool    // its command just run at home was a script that must run over every shard (script.go)
 	need          uint64  // log position its pending replies wait for (persist.go)
 	waitingNow    bool    // also waits for its home loop's next submission
 	held          bool    // replies written, waiting for the log

@@ -35,6 +35,8 @@ type Cmd struct {
 	run  func(c *shard.Ctx, argv [][]byte)
 	exec func(x *Exec, argv [][]byte)
 
+	script int // scriptEval, scriptEvalSHA, scriptFCall (script.go), or 0
+
 	subs   map[string]*Cmd
 	parent *Cmd
 }
@@ -133,6 +135,10 @@ func (srv *Server) buildCommandTable() {
 		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home, allShardsIf: row.allShardsIf})
 	}
 	sort.Slice(srv.cmdList, func(i, j int) bool { return srv.cmdList[i].id < srv.cmdList[j].id })
+	for name, kind := range map[string]int{"eval": scriptEval, "eval_ro": scriptEval, "evalsha": scriptEvalSHA,
+		"evalsha_ro": scriptEvalSHA, "fcall": scriptFCall, "fcall_ro": scriptFCall} {
+		srv.cmds[name].script = kind
+	}
 	// rename-command: the command answers to its new name only ("" hides
 	// it); its stats, COMMAND INFO and errors keep the original name, as
 	// in Redis. LoadConfig has checked the directives.
@@ -359,7 +365,15 @@ func (cmd *Cmd) keyPositions(argv [][]byte, dst []int) []int {
 
 // placement computes where a checked command runs.
 func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
-	n := len(cl.srv.shards)
+	if cmd.script != 0 && len(cl.srv.shards) > 1 && cl.scriptWide(cmd, argv) {
+		return -1, 1<<uint(len(cl.srv.shards)) - 1 // learned: it needs every shard (script.go)
+	}
+	return cl.srv.placement(cmd, argv)
+}
+
+// placement computes where a command runs, from its arguments alone.
+func (srv *Server) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
+	n := len(srv.shards)
 	if cmd.allShardsIf != nil && cmd.allShardsIf(argv) {
 		if n == 1 {
 			return 0, 0

@@ -44,6 +44,7 @@ package server
 import (
 	"context"
 	"math/bits"
+	"slices"
 	"time"
 	_ "unsafe" // for go:linkname
 
@@ -79,6 +80,9 @@ type hop struct {
 	blocked *waiter
 	stamp   int64
 	retry   *waiter
+	// restart is the command at which a script stopped to run again over
+	// every shard (script.go): the run is sent again from there; -1: none.
+	restart int
 
 	// CLIENT REPLY OFF/SKIP: drop every reply of the run, or the first one.
 	dropAll, dropFirst bool
@@ -162,11 +166,17 @@ func (cl *Client) process(own bool) {
 		}
 		if mask == 0 && (target < 0 || target == loop.id) {
 			loop.runLocal(cl, cmd, argv, target >= 0)
-			pos += n
-			if cl.blocked != nil {
-				break // a blocking command waits: the rest of the input queues
+			if !cl.escalated {
+				pos += n
+				if cl.blocked != nil {
+					break // a blocking command waits: the rest of the input queues
+				}
+				continue
 			}
-			continue
+			// A script reached beyond the home shard: it runs again over
+			// every shard (script.go).
+			cl.escalated = false
+			target, mask = -1, 1<<uint(len(cl.srv.shards))-1
 		}
 		// A hop or transaction. Its argv must outlive this call: if the input
 		// is gnet's buffer, move the rest of it into our own and go again.
@@ -217,6 +227,7 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	h.mask = mask
 	h.need = 0
 	h.blocked, h.retry = nil, nil
+	h.restart = -1
 	h.target = target
 	h.buf = h.buf[:0]
 	h.add(cmd, argv, data[pos] != '*')
@@ -412,8 +423,16 @@ func (cl *Client) hopDone(context.Context) error {
 		cl.noteOutput() // over its output buffer limit: closing, the rest is not run (obuf.go)
 	}
 	cl.accountMem() // the replies may wait in cl.out behind the next hop (clientmem.go)
-	for _, cmd := range h.cmds {
+	ran := h.cmds
+	if h.restart >= 0 {
+		ran = h.cmds[:h.restart]
+	}
+	for _, cmd := range ran {
 		cl.afterRemote(cmd)
+	}
+	if h.restart >= 0 && !h.cut && !cl.closing {
+		cl.relaunch()
+		return nil
 	}
 	if w := h.blocked; w != nil {
 		h.blocked = nil
@@ -429,6 +448,30 @@ func (cl *Client) hopDone(context.Context) error {
 		cl.flush()
 	}
 	return nil
+}
+
+// relaunch sends the rest of a run again, from the script that stopped to
+// take every shard (script.go), as a transaction over every shard.
+func (cl *Client) relaunch() {
+	h := &cl.hop
+	r := h.restart
+	h.restart = -1
+	// Rotate rather than shift, so that each argv slice keeps a backing
+	// array of its own for the next runs (hop.add reuses them).
+	slices.Reverse(h.argv[:r])
+	slices.Reverse(h.argv[r:])
+	slices.Reverse(h.argv)
+	n := len(h.cmds) - r
+	copy(h.cmds, h.cmds[r:])
+	h.cmds = h.cmds[:n]
+	h.argv = h.argv[:n]
+	h.out = h.out[:0]
+	h.need = 0
+	h.blocked, h.retry = nil, nil
+	h.dropFirst = false
+	h.tx = true
+	h.mask = 1<<uint(len(cl.srv.shards)) - 1
+	cl.launch()
 }
 
 // resetOwnBuf empties the client's own input buffer once all of it has run.
@@ -476,6 +519,11 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 		}
 		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
 		l.call(x, cmd, h.argv[i])
+		if x.escalate {
+			x.escalate = false
+			h.restart = i
+			break
+		}
 		if x.Blocked() || h.retry != nil {
 			h.blocked = l.blockRemote(cl, h, cmd, h.argv[i], x) // the run's last command
 		}
@@ -520,6 +568,17 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 		l.sh.OnExpired = l.p.expHook
 	}
 	l.call(x, cmd, argv)
+	if x.escalate {
+		// A script reached beyond this shard: process runs it again over
+		// every shard (script.go).
+		x.escalate = false
+		l.sh.NoTouch = false
+		cl.out = x.Out
+		x.Out = nil
+		x.cl = nil
+		cl.escalated = true
+		return
+	}
 	if x.Blocked() {
 		cl.startWait(l.block(cl, cmd, argv, x, nanotime(), nil))
 	}
@@ -594,7 +653,18 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	if cmd.run != nil {
 		cmd.run(&x.Ctx, argv)
 	} else {
+		outer := x.running
+		x.running = cmd
 		cmd.exec(x, argv)
+		x.running = outer
+		if x.escalate {
+			// A script stopped to run again with every shard (script.go):
+			// this run did not happen.
+			l.curCl, l.curArgv = nil, nil
+			x.Out = x.Out[:start]
+			x.Prop.Reset()
+			return
+		}
 	}
 	l.curCl, l.curArgv = nil, nil
 	st := &l.stats.cmds[cmd.id]
@@ -609,8 +679,11 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	l.observe(x, cmd, argv, ns) // slowlog, latency, monitor (obs.go)
 	if len(x.Out) > start && x.Out[start] == '-' {
 		st.failed++
-		l.stats.countError(x.Out[start+1:])
+		if !x.errCounted {
+			l.stats.countError(x.Out[start+1:])
+		}
 	}
+	x.errCounted = false
 	if x.Prop.Dirty > 0 {
 		l.stats.dirty += int64(x.Prop.Dirty)
 		l.srv.propagate(l, x, cmd, argv)

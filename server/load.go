@@ -215,6 +215,8 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 			return fmt.Errorf("bad SELECT in the AOF")
 		case "multi", "exec":
 			return nil // the loader hands over whole transactions only
+		case "function":
+			return srv.loadFunctionCmd(argv) // the libraries (functions.go)
 		}
 		cmd := srv.lookup(argv)
 		if cmd == nil || cmd.run == nil || cmd.subs != nil {

@@ -122,14 +122,8 @@ type multiState struct {
 	runMask uint64 // the shards EXEC's loop may touch
 	need    uint64 // what EXEC's reply waits for in the log (Loop.track)
 	now     bool
-	// What EXEC logs, held until it ends (propagate, endPropagation):
-	// command i is logged in database propDBs[i] with propN[i] arguments,
-	// argument k ending at propEnds[k] in propBuf.
-	propBuf  []byte
-	propDBs  []int
-	propN    []int32
-	propEnds []int
-	propArgv [][]byte
+	// What EXEC logs, held until it ends (propagate, endPropagation).
+	prop propHold
 	// BGREWRITEAOF ran inside EXEC: the cut is made after EXEC's block is
 	// logged, so that the image and the log agree (Redis schedules it too).
 	rewriteAfter bool
@@ -180,6 +174,9 @@ func (cl *Client) routeMulti(cmd *Cmd, argv [][]byte) (target int, mask uint64, 
 		// No sense in growing the queue of a transaction that will abort.
 		tx.add(cmd, argv)
 		t, m := cl.placement(cmd, argv)
+		if cmd.script != 0 && len(cl.srv.shards) > 1 {
+			m = 1<<uint(len(cl.srv.shards)) - 1 // EXEC cannot run a script again (script.go)
+		}
 		switch {
 		case m != 0:
 			tx.mask |= m
@@ -507,57 +504,24 @@ func (l *Loop) execTracked() (need uint64, now bool) {
 // it is held until EXEC ends.
 func (tx *multiState) propagate(x *Exec, argv [][]byte) {
 	if !x.Prop.Custom {
-		tx.hold(x.DB, argv)
+		tx.prop.hold(x.DB, argv)
 		return
 	}
 	for _, c := range x.Prop.Cmds {
-		tx.hold(x.DB, c)
+		tx.prop.hold(x.DB, c)
 	}
 }
 
-func (tx *multiState) hold(db int, argv [][]byte) {
-	tx.propDBs = append(tx.propDBs, db)
-	tx.propN = append(tx.propN, int32(len(argv)))
-	for _, a := range argv {
-		tx.propBuf = append(tx.propBuf, a...)
-		tx.propEnds = append(tx.propEnds, len(tx.propBuf))
-	}
-}
-
-// endPropagation logs what EXEC held (Redis 7.0's propagatePendingCommands):
-// nothing, one command as it is, or a MULTI ... EXEC block; all of it at
-// once, so that it lands in one batch of the log even when a command of the
-// transaction submitted the loop's records (CONFIG SET appendonly). The
-// MULTI goes in the first command's database (a SELECT comes before it),
-// the EXEC in the last one's. With the log off (p nil) it is dropped.
+// endPropagation logs what EXEC held (propHold.flush, script.go), all of it
+// at once, so that it lands in one batch of the log even when a command of
+// the transaction submitted the loop's records (CONFIG SET appendonly).
+// With the log off (p nil) it is dropped.
 func (tx *multiState) endPropagation(p *aof.Producer) {
-	n := len(tx.propDBs)
-	if p != nil && n > 0 {
-		if n > 1 {
-			p.Append(tx.propDBs[0], [][]byte{wordMULTI})
-		}
-		pos, k := 0, 0
-		for i, db := range tx.propDBs {
-			argv := tx.propArgv[:0]
-			for j := int32(0); j < tx.propN[i]; j++ {
-				end := tx.propEnds[k]
-				argv = append(argv, tx.propBuf[pos:end])
-				pos = end
-				k++
-			}
-			p.Append(db, argv)
-			tx.propArgv = argv[:0]
-		}
-		if n > 1 {
-			p.Append(tx.propDBs[n-1], [][]byte{wordEXEC})
-		}
+	if p == nil {
+		tx.prop.reset()
+		return
 	}
-	tx.propDBs, tx.propN, tx.propEnds = tx.propDBs[:0], tx.propN[:0], tx.propEnds[:0]
-	if cap(tx.propBuf) > 64<<10 {
-		tx.propBuf = nil
-	} else {
-		tx.propBuf = tx.propBuf[:0]
-	}
+	tx.prop.flush(p.Append)
 }
 
 // multiFlags adds CLIENT LIST's transaction flags: x in MULTI, d when a

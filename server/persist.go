@@ -309,6 +309,10 @@ func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {
 		x.cl.multi.propagate(x, argv) // held for one MULTI ... EXEC block (multi.go)
 		return
 	}
+	if l.lua.run.active {
+		l.lua.run.propagate(x, argv) // held until the script ends (script.go)
+		return
+	}
 	if !x.Prop.Custom {
 		p.Append(x.DB, argv)
 		return
@@ -386,6 +390,9 @@ func (l *Loop) track(cmd *Cmd, argv [][]byte, mask uint64, wrote bool) (need uin
 	if cmd.run == nil {
 		if cmd.fullName == "exec" {
 			return l.execTracked() // its commands were tracked as they ran (multi.go)
+		}
+		if cmd.script != 0 {
+			return l.scriptTracked() // its calls were tracked as they ran (script.go)
 		}
 		return need, now
 	}

@@ -383,8 +383,9 @@ func (l *Loop) notify(db, class int, event string, key []byte) {
 	if srv.ps.active.Load() == 0 {
 		return
 	}
-	if srv.persist != nil {
-		// Keep it until the write it reveals is submitted to the log.
+	if srv.persist != nil || l.scriptHolds() {
+		// Keep it until the write it reveals is submitted to the log (or
+		// the script that made it is sure to stay, script.go).
 		a0 := len(l.ps.notes)
 		l.ps.notes = append(l.ps.notes, key...)
 		l.ps.noteEnts = append(l.ps.noteEnts, note{db: db, event: event, a0: a0, a1: len(l.ps.notes)})
@@ -729,7 +730,7 @@ func cmdSpublish(x *Exec, argv [][]byte) {
 // the loop still keeps (see the top of the file).
 func (srv *Server) publishCmd(x *Exec, kind uint8, channel, msg []byte) int {
 	l := x.loop
-	if srv.persist != nil && len(l.ps.noteEnts) > 0 {
+	if (srv.persist != nil && len(l.ps.noteEnts) > 0) || l.scriptHolds() {
 		n := srv.receivers(kind, channel)
 		a0 := len(l.ps.notes)
 		l.ps.notes = append(l.ps.notes, channel...)

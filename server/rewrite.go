@@ -98,6 +98,15 @@ func (srv *Server) startRewrite() error {
 	srv.rw.started.Store(time.Now().UnixMilli())
 	srv.rw.cur.Store(r)
 	srv.rw.remaining.Store(int32(len(srv.loops)))
+	if libs := srv.funcs.list(); len(libs) > 0 {
+		// The libraries first, one FUNCTION LOAD each, as Redis's
+		// rewriteFunctions writes them (functions.go).
+		w := r.NewWriter()
+		for _, lib := range libs {
+			w.Append(0, [][]byte{[]byte("FUNCTION"), []byte("LOAD"), []byte(lib.code)})
+		}
+		w.Flush()
+	}
 	for _, l := range srv.loops {
 		l.startRewrite(r)
 	}

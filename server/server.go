@@ -84,6 +84,8 @@ type Server struct {
 	procs       procs           // GOMAXPROCS policy (procs.go)
 	oom         oomState        // oom-score-adj (oom.go)
 	crash       crashState      // the crash report (crash.go)
+	scripts     scriptRegistry  // EVAL's script bodies (script.go)
+	funcs       funcRegistry    // FUNCTION's libraries (functions.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -134,6 +136,8 @@ type Loop struct {
 	pfFields [][]byte // prefetch.go: hash fields of the commands about to run
 	pfSink   uint64   // keeps the prefetch loads alive
 
+	lua loopScripts // interpreters and the running script (script.go, functions.go)
+
 	curCl   *Client  // the client whose command runs, for the crash report (crash.go)
 	curArgv [][]byte // and its command
 }
@@ -148,6 +152,13 @@ type Exec struct {
 	srv       *Server
 	hop       *hop // the run being executed for a client of another loop, or nil
 	dropReply bool
+	running   *Cmd // the command being run (Loop.call)
+	// escalate: a script stopped to run again with every shard
+	// (script.go); the command's reply and statistics are dropped.
+	escalate bool
+	// errCounted: the error reply was counted in errorstats already (a
+	// script passing on the error of a command it called).
+	errCounted bool
 }
 
 func (x *Exec) reset(cl *Client, db, proto int, ms int64) {

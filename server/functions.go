@@ -1,0 +1,559 @@
+package server
+
+// FUNCTION and FCALL (Redis 7.0's functions.c).
+//
+// The libraries live in one registry for the server (funcRegistry), changed
+// by FUNCTION LOAD, DELETE, FLUSH and RESTORE under its mutex; every change
+// bumps its generation. Each loop runs functions in an interpreter of its
+// own (lua.NewFunctions), built from the registry's libraries the first
+// time the loop needs one after a change, so FCALL takes no lock. A
+// function runs like an EVAL script (script.go): routed by its declared
+// keys, atomic across shards, its effects logged, a function found to
+// reach beyond its declared shards remembered (by name) as wide.
+//
+// The FUNCTION commands that change the libraries are logged as they came
+// (Redis propagates them so), and an AOF rewrite writes one FUNCTION LOAD
+// per library at the start of the base (rewriteFunctions), so libraries
+// survive a restart.
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/redshard/redshard/lua"
+	"github.com/redshard/redshard/resp"
+	"github.com/redshard/redshard/shard"
+)
+
+var functionCommands = []serverCmd{
+	{name: "fcall", exec: cmdFCall, keys: evalKeys},
+	{name: "fcall_ro", exec: cmdFCall, keys: evalKeys},
+	{name: "function|load", exec: cmdFunctionLoad},
+	{name: "function|delete", exec: cmdFunctionDelete},
+	{name: "function|flush", exec: cmdFunctionFlush},
+	{name: "function|list", exec: cmdFunctionList},
+	{name: "function|stats", exec: cmdFunctionStats},
+	{name: "function|kill", exec: cmdFunctionKill},
+	{name: "function|help", exec: cmdFunctionHelp},
+}
+
+// funcLib is one library.
+type funcLib struct {
+	name  string
+	code  string // as loaded, shebang line included
+	funcs []*funcMeta
+}
+
+// funcMeta is one function of a library.
+type funcMeta struct {
+	name  string
+	desc  string
+	flags uint64
+	lib   *funcLib
+	wide  atomic.Bool // learned: it reaches beyond its declared shards
+}
+
+type funcRegistry struct {
+	mu    sync.Mutex
+	libs  map[string]*funcLib
+	funcs map[string]*funcMeta
+	gen   atomic.Uint64
+	// For INFO.
+	nlibs, nfuncs, mem atomic.Int64
+}
+
+// loopFunc is a function as a loop's interpreter holds it.
+type loopFunc struct {
+	fn   *lua.Function
+	meta *funcMeta
+}
+
+// Errors of FUNCTION LOAD (functionsCreateWithLibraryCtx).
+const (
+	errLibName = "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
+)
+
+// libMeta is functionExtractLibMetaData: the engine and name of a
+// library from its "#!<engine> name=<name>" line, and where its code
+// starts (at the line feed, so line numbers stay the user's).
+func libMeta(code string) (engine, name string, body int, err string) {
+	if !strings.HasPrefix(code, "#!") {
+		return "", "", 0, "ERR Missing library metadata"
+	}
+	end := strings.IndexByte(code, '\n')
+	if end < 0 {
+		return "", "", 0, "ERR Invalid library metadata"
+	}
+	parts, ok := resp.SplitArgs(code[:end])
+	if !ok || len(parts) == 0 {
+		return "", "", 0, "ERR Invalid library metadata"
+	}
+	engine = parts[0][2:]
+	seen := false
+	for _, p := range parts[1:] {
+		if len(p) >= 5 && strings.EqualFold(p[:5], "name=") {
+			if seen {
+				return "", "", 0, "ERR Invalid metadata value, name argument was given multiple times"
+			}
+			name, seen = p[5:], true
+			continue
+		}
+		return "", "", 0, "ERR Invalid metadata value given: " + p
+	}
+	if !seen {
+		return "", "", 0, "ERR Library name was not given"
+	}
+	return engine, name, end, ""
+}
+
+func validLibName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// compileLib checks and compiles a library's code in a scratch
+// interpreter and returns it, unregistered.
+func compileLib(code string) (*funcLib, string) {
+	engine, name, body, msg := libMeta(code)
+	if msg != "" {
+		return nil, msg
+	}
+	if !validLibName(name) {
+		return nil, errLibName
+	}
+	if !strings.EqualFold(engine, "lua") {
+		return nil, "ERR Engine '" + engine + "' not found"
+	}
+	eng := lua.NewFunctions()
+	defer eng.Close()
+	fns, err := eng.LoadLibrary([]byte(code[body:]))
+	if err != nil {
+		return nil, "ERR " + err.Error()
+	}
+	lib := &funcLib{name: name, code: code}
+	for _, f := range fns {
+		lib.funcs = append(lib.funcs, &funcMeta{name: f.Name, desc: f.Desc, flags: f.Flags, lib: lib})
+	}
+	return lib, ""
+}
+
+// add registers libs (FUNCTION LOAD, RESTORE): all or none. replace lets a
+// library replace one of the same name.
+func (r *funcRegistry) add(libs []*funcLib, replace bool) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.libs == nil {
+		r.libs = make(map[string]*funcLib)
+		r.funcs = make(map[string]*funcMeta)
+	}
+	gone := make(map[string]bool) // libraries replaced
+	names := make(map[string]bool)
+	for _, lib := range libs {
+		if old := r.libs[lib.name]; old != nil || names[lib.name] {
+			if !replace || names[lib.name] {
+				return "ERR Library '" + lib.name + "' already exists"
+			}
+			gone[lib.name] = true
+		}
+		names[lib.name] = true
+	}
+	fnames := make(map[string]bool)
+	for _, lib := range libs {
+		for _, f := range lib.funcs {
+			if old := r.funcs[f.name]; (old != nil && !gone[old.lib.name]) || fnames[f.name] {
+				return "ERR Function " + f.name + " already exists"
+			}
+			fnames[f.name] = true
+		}
+	}
+	for name := range gone {
+		r.unlink(r.libs[name])
+	}
+	for _, lib := range libs {
+		r.libs[lib.name] = lib
+		for _, f := range lib.funcs {
+			r.funcs[f.name] = f
+		}
+		r.nlibs.Add(1)
+		r.nfuncs.Add(int64(len(lib.funcs)))
+		r.mem.Add(int64(len(lib.code)))
+	}
+	r.gen.Add(1)
+	return ""
+}
+
+func (r *funcRegistry) unlink(lib *funcLib) {
+	delete(r.libs, lib.name)
+	for _, f := range lib.funcs {
+		delete(r.funcs, f.name)
+	}
+	r.nlibs.Add(-1)
+	r.nfuncs.Add(-int64(len(lib.funcs)))
+	r.mem.Add(-int64(len(lib.code)))
+}
+
+func (r *funcRegistry) delete(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lib := r.libs[name]
+	if lib == nil {
+		return false
+	}
+	r.unlink(lib)
+	r.gen.Add(1)
+	return true
+}
+
+func (r *funcRegistry) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.libs, r.funcs = nil, nil
+	r.nlibs.Store(0)
+	r.nfuncs.Store(0)
+	r.mem.Store(0)
+	r.gen.Add(1)
+}
+
+// list returns the libraries, by name.
+func (r *funcRegistry) list() []*funcLib {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*funcLib, 0, len(r.libs))
+	for _, lib := range r.libs {
+		out = append(out, lib)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// functions returns the loop's interpreter of functions, rebuilt from the
+// registry if a library changed since it was built.
+func (l *Loop) functions() *lua.Engine {
+	ls := &l.lua
+	g := l.srv.funcs.gen.Load()
+	if ls.fn != nil && ls.fnGen == g {
+		return ls.fn
+	}
+	libs := l.srv.funcs.list()
+	if ls.fn != nil {
+		ls.fn.Close()
+	}
+	ls.fn = lua.NewFunctions()
+	ls.fnGen = g
+	ls.fns = make(map[string]*loopFunc)
+	for _, lib := range libs {
+		_, _, body, _ := libMeta(lib.code)
+		fns, err := ls.fn.LoadLibrary([]byte(lib.code[body:]))
+		if err != nil {
+			l.srv.log.Warningf("Library %s failed to load on loop %d: %s", lib.name, l.id, err)
+			continue
+		}
+		for i, f := range fns {
+			if i < len(lib.funcs) {
+				ls.fns[f.Name] = &loopFunc{fn: f, meta: lib.funcs[i]}
+			}
+		}
+	}
+	return ls.fn
+}
+
+// scriptWide reports whether the script or function of a call was found
+// to reach beyond its declared shards (script.go): it then takes every
+// shard.
+func (cl *Client) scriptWide(cmd *Cmd, argv [][]byte) bool {
+	l := cl.loop
+	if l == nil || len(argv) < 2 {
+		return false
+	}
+	switch cmd.script {
+	case scriptEvalSHA:
+		e := l.scriptEntry(argv[1])
+		return e != nil && e.wide.Load()
+	case scriptEval:
+		e := l.scriptEntry([]byte(lua.SHA1Hex(argv[1])))
+		return e != nil && e.wide.Load()
+	case scriptFCall:
+		l.functions()
+		f := l.lua.fns[string(argv[1])]
+		return f != nil && f.meta.wide.Load()
+	}
+	return false
+}
+
+func cmdFCall(x *Exec, argv [][]byte) {
+	l := x.loop
+	eng := l.functions()
+	f := l.lua.fns[string(argv[1])]
+	if f == nil {
+		x.Err("ERR Function not found")
+		return
+	}
+	n, ok := parseNumkeys(argv[2])
+	if !ok {
+		x.Err("ERR Bad number of keys provided")
+		return
+	}
+	if n > int64(len(argv)-3) {
+		x.Err("ERR Number of keys can't be greater than number of args")
+		return
+	} else if n < 0 {
+		x.Err("ERR Number of keys can't be negative")
+		return
+	}
+	ro := x.cmd().name == "fcall_ro"
+	if !l.scriptPrepare(x, f.meta.flags, ro) {
+		return
+	}
+	r := l.beginScript(x, eng, f.meta.flags, ro, f.meta.name, true, argv)
+	start := len(x.Out)
+	var st lua.Status
+	x.Out, st = eng.FCall(x.Out, r, f.fn, argv[3:3+n], argv[3+n:], x.Proto)
+	if l.endScript(x, start, st) {
+		f.meta.wide.Store(true)
+	}
+}
+
+func cmdFunctionLoad(x *Exec, argv [][]byte) {
+	replace := false
+	i := 2
+	for ; i < len(argv)-1; i++ {
+		if shard.EqualFold(argv[i], "replace") {
+			replace = true
+			continue
+		}
+		x.Err("ERR Unknown option given: " + string(argv[i]))
+		return
+	}
+	if i >= len(argv) {
+		x.Err("ERR Function code is missing")
+		return
+	}
+	lib, msg := compileLib(string(argv[i]))
+	if msg == "" {
+		msg = x.srv.funcs.add([]*funcLib{lib}, replace)
+	}
+	if msg != "" {
+		x.Err(msg)
+		return
+	}
+	x.Dirty(1)
+	x.BulkStr(lib.name)
+}
+
+func cmdFunctionDelete(x *Exec, argv [][]byte) {
+	if !x.srv.funcs.delete(string(argv[2])) {
+		x.Err("ERR Library not found")
+		return
+	}
+	x.Dirty(1)
+	x.OK()
+}
+
+func cmdFunctionFlush(x *Exec, argv [][]byte) {
+	if len(argv) > 3 || len(argv) == 3 && !shard.EqualFold(argv[2], "sync") && !shard.EqualFold(argv[2], "async") {
+		x.Err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+		return
+	}
+	x.srv.funcs.flush()
+	x.Dirty(1)
+	x.OK()
+}
+
+func cmdFunctionList(x *Exec, argv [][]byte) {
+	withCode := false
+	var pattern []byte
+	for i := 2; i < len(argv); i++ {
+		switch {
+		case !withCode && shard.EqualFold(argv[i], "withcode"):
+			withCode = true
+		case pattern == nil && shard.EqualFold(argv[i], "libraryname"):
+			if i+1 >= len(argv) {
+				x.Err("ERR library name argument was not given")
+				return
+			}
+			i++
+			pattern = argv[i]
+		default:
+			x.Err("ERR Unknown argument " + string(argv[i]))
+			return
+		}
+	}
+	libs := x.srv.funcs.list()
+	if pattern != nil {
+		kept := libs[:0]
+		for _, lib := range libs {
+			if shard.MatchGlob(pattern, []byte(lib.name), true) {
+				kept = append(kept, lib)
+			}
+		}
+		libs = kept
+	}
+	x.Array(len(libs))
+	for _, lib := range libs {
+		if withCode {
+			x.Map(4)
+		} else {
+			x.Map(3)
+		}
+		x.BulkStr("library_name")
+		x.BulkStr(lib.name)
+		x.BulkStr("engine")
+		x.BulkStr("LUA")
+		x.BulkStr("functions")
+		x.Array(len(lib.funcs))
+		for _, f := range lib.funcs {
+			x.Map(3)
+			x.BulkStr("name")
+			x.BulkStr(f.name)
+			x.BulkStr("description")
+			if f.desc == "" {
+				x.Null()
+			} else {
+				x.BulkStr(f.desc)
+			}
+			x.BulkStr("flags")
+			names := lua.FlagNames(f.flags)
+			x.Set(len(names))
+			for _, n := range names {
+				x.Simple(n)
+			}
+		}
+		if withCode {
+			x.BulkStr("library_code")
+			x.BulkStr(lib.code)
+		}
+	}
+}
+
+func cmdFunctionStats(x *Exec, argv [][]byte) {
+	x.Map(2)
+	x.BulkStr("running_script")
+	var run *loopScripts
+	for _, l := range x.srv.loops {
+		if ls := &l.lua; ls.running.Load() && ls.isFn.Load() && l != x.loop {
+			run = ls
+			break
+		}
+	}
+	if run == nil {
+		x.Null()
+	} else {
+		x.Map(3)
+		x.BulkStr("name")
+		if n := run.name.Load(); n != nil {
+			x.BulkStr(*n)
+		} else {
+			x.BulkStr("")
+		}
+		x.BulkStr("command")
+		if a := run.argv.Load(); a != nil {
+			x.Array(len(*a))
+			for _, b := range *a {
+				x.Bulk(b)
+			}
+		} else {
+			x.Array(0)
+		}
+		x.BulkStr("duration_ms")
+		x.Int(max(0, x.NowMs-run.started.Load()))
+	}
+	x.BulkStr("engines")
+	x.Map(1)
+	x.BulkStr("LUA")
+	x.Map(2)
+	x.BulkStr("libraries_count")
+	x.Int(x.srv.funcs.nlibs.Load())
+	x.BulkStr("functions_count")
+	x.Int(x.srv.funcs.nfuncs.Load())
+}
+
+func cmdFunctionKill(x *Exec, argv [][]byte) { x.srv.killScript(x, true) }
+
+func cmdFunctionHelp(x *Exec, argv [][]byte) {
+	addHelp(x, argv[0], []string{
+		"LOAD [REPLACE] <FUNCTION CODE>",
+		"    Create a new library with the given library name and code.",
+		"DELETE <LIBRARY NAME>",
+		"    Delete the given library.",
+		"LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+		"    Return general information on all the libraries:",
+		"    * Library name",
+		"    * The engine used to run the Library",
+		"    * Library description",
+		"    * Functions list",
+		"    * Library code (if WITHCODE is given)",
+		"    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+		"STATS",
+		"    Return information about the current function running:",
+		"    * Function name",
+		"    * Command used to run the function",
+		"    * Duration in MS that the function is running",
+		"    If no function is running, return nil",
+		"    In addition, returns a list of available engines.",
+		"KILL",
+		"    Kill the current running function.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Delete all the libraries.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the libraries.",
+		"    * SYNC: Synchronously flush the libraries.",
+		"DUMP",
+		"    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+		"RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+		"    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+		"    control how to handle existing libraries (default APPEND):",
+		"    * FLUSH: delete all existing libraries.",
+		"    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+		"    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+		"      libraries with the new libraries (notice that even on this option there is a chance of failure",
+		"      in case of functions name collision with another library).",
+	})
+}
+
+// loadFunctionCmd applies a FUNCTION command read from the AOF.
+func (srv *Server) loadFunctionCmd(argv [][]byte) error {
+	if len(argv) < 2 {
+		return errBadFunctionCmd
+	}
+	switch strings.ToLower(string(argv[1])) {
+	case "load":
+		replace := len(argv) == 4 && shard.EqualFold(argv[2], "replace")
+		if len(argv) != 3 && !replace {
+			return errBadFunctionCmd
+		}
+		lib, msg := compileLib(string(argv[len(argv)-1]))
+		if msg == "" {
+			msg = srv.funcs.add([]*funcLib{lib}, replace)
+		}
+		if msg != "" {
+			return loadError("FUNCTION LOAD in the append only file failed: " + msg)
+		}
+	case "delete":
+		if len(argv) == 3 {
+			srv.funcs.delete(string(argv[2]))
+		}
+	case "flush":
+		srv.funcs.flush()
+	default:
+		return loadError("Unknown command 'FUNCTION " + strconv.Quote(string(argv[1])) + "' reading the append only file")
+	}
+	return nil
+}
+
+type loadError string
+
+func (e loadError) Error() string { return string(e) }
+
+const errBadFunctionCmd = loadError("wrong number of arguments for 'function' reading the append only file")
