@@ -315,14 +315,14 @@ func (e *Engine) luaMathRandom(L *glua.LState) int {
 	case 0:
 		L.Push(glua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := luaCheckInt(L, 1)
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(glua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l := L.CheckInt(1)
-		u := L.CheckInt(2)
+		l := luaCheckInt(L, 1)
+		u := luaCheckInt(L, 2)
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
@@ -337,6 +337,15 @@ func (e *Engine) luaMathRandomseed(L *glua.LState) int {
 	if e.host == nil {
 		L.RaiseError("math.randomseed can only be called inside a script invocation")
 	}
-	e.rand.srand(int32(L.CheckInt(1)))
+	e.rand.srand(int32(luaCheckInt(L, 1)))
 	return 0
+}
+
+// luaCheckInt is luaL_checkint: a number or a numeric string, truncated.
+func luaCheckInt(L *glua.LState, n int) int {
+	f, ok := luaIsNumber(L.Get(n))
+	if !ok {
+		L.TypeError(n, glua.LTNumber)
+	}
+	return int(f)
 }

@@ -118,6 +118,8 @@ type Engine struct {
 
 	broken bool // a panic escaped the interpreter (pcall)
 
+	readonlyFn *glua.LFunction // raises "Attempt to modify a readonly table"
+
 	// Kill support: the interpreter runs with a context, which Kill cancels
 	// from any goroutine; the VM then raises at every instruction, so pcall
 	// cannot swallow it. kill guards runID and cancel.
@@ -242,6 +244,10 @@ func (e *Engine) openLibraries() {
 	e.realG.RawGetString("table").(*glua.LTable).RawSetString("concat", L.NewFunction(luaTableConcat))
 	str := e.realG.RawGetString("string").(*glua.LTable)
 	str.RawSetString("rep", L.NewFunction(luaStringRep(str.RawGetString("rep").(*glua.LFunction))))
+	// string.dump: gopher-lua cannot dump a function, and Redis refuses to
+	// load binary chunks anyway (loadstring returns nil for one), so it
+	// returns a chunk that carries only Lua's binary signature.
+	str.RawSetString("dump", L.NewFunction(luaStringDump))
 	e.realG.RawSetString("pcall", L.NewFunction(e.luaPcall))
 	e.realG.RawSetString("bit", e.openBit())
 	e.realG.RawSetString("struct", e.openStruct())
@@ -274,6 +280,7 @@ func (e *Engine) openLibraries() {
 func (e *Engine) lockGlobals() {
 	L := e.vm
 	readonly := L.NewFunction(luaReadonlyError)
+	e.readonlyFn = readonly
 
 	// Writes through the proxies of the base functions must see proxies.
 	e.realG.RawSetString("rawset", L.NewFunction(e.luaRawset))
@@ -422,6 +429,11 @@ func (e *Engine) luaGetmetatable(L *glua.LState) int {
 		}
 		if p, ok := e.proxyOf[t]; ok {
 			mt = p
+		} else if e.realOf[t] == t {
+			// One of the sandbox's own metatables (the globals', a
+			// library proxy's): scripts get a read-only proxy of it, so
+			// getmetatable(_G).__index = {} raises as in Redis.
+			mt = e.protect(t, e.readonlyFn)
 		}
 	}
 	L.Push(mt)
@@ -459,6 +471,12 @@ func (e *Engine) luaGcinfo(L *glua.LState) int {
 // runtime.GC: a script must not be able to stop the whole process (every
 // shard's loop) for a collection of the Go heap. The Lua heap is the Go
 // heap, collected by the Go runtime, so the options have nothing to do.
+func luaStringDump(L *glua.LState) int {
+	L.CheckFunction(1)
+	L.Push(glua.LString("\x1bLuaQ\x00"))
+	return 1
+}
+
 func luaCollectgarbage(L *glua.LState) int {
 	switch opt := L.OptString(1, "collect"); opt {
 	case "collect", "stop", "restart":
@@ -705,6 +723,11 @@ func luaMessage(msg string) string {
 			return pos + "attempt to index a " + rest[:i] + " value"
 		}
 	}
+	if text == "attempt to call a non-function object" {
+		// gopher-lua does not say what was called; calling nil (an
+		// unknown function or field) is by far the usual case.
+		return pos + "attempt to call a nil value"
+	}
 	if rest, ok := strings.CutPrefix(text, "attempt to compare "); ok {
 		if a, b, ok := strings.Cut(rest, " with "); ok && a == b {
 			return pos + "attempt to compare two " + a + " values"
@@ -774,7 +797,10 @@ func (e *Engine) Flush() {
 // interpreter (used_memory_lua:31744 in 7.0) plus the script sources.
 
 // luaBaseMemory is what Redis 7.0 reports as used_memory_lua at start.
-const luaBaseMemory = 31744
+const luaBaseMemory = VMBaseMemory
+
+// VMBaseMemory is an empty interpreter's memory as Redis 7.0 reports it (used_memory_lua at start).
+const VMBaseMemory = 31744
 
 // VMMemory estimates the interpreter's memory (used_memory_lua,
 // used_memory_vm_eval, used_memory_vm_functions).

@@ -1,7 +1,9 @@
 package lua
 
 import (
+	"context"
 	"strings"
+	"time"
 
 	glua "github.com/yuin/gopher-lua"
 )
@@ -49,6 +51,9 @@ func NewFunctions() *Engine {
 	return e
 }
 
+// LoadTimeout bounds the run of a library's code at FUNCTION LOAD.
+const LoadTimeout = 500 * time.Millisecond
+
 // loading is the state of a LoadLibrary in progress.
 type loading struct {
 	funcs []*Function
@@ -78,8 +83,18 @@ func (e *Engine) LoadLibrary(code []byte) ([]*Function, error) {
 		e.load = nil
 		L.SetTop(0)
 	}()
+	// A library's code runs at most LoadTimeout (Redis's LOAD_TIMEOUT_MS).
+	ctx, cancel := context.WithTimeout(context.Background(), LoadTimeout)
+	L.SetContext(ctx)
+	defer func() {
+		cancel()
+		L.SetContext(e.ctx)
+	}()
 	L.Push(fn)
 	if err := L.PCall(0, 0, nil); err != nil {
+		if ctx.Err() != nil {
+			return nil, &CompileError{msg: "Error registering functions: FUNCTION LOAD timeout"}
+		}
 		var obj glua.LValue = glua.LString(err.Error())
 		if aerr, ok := err.(*glua.ApiError); ok && aerr.Object != nil {
 			obj = aerr.Object

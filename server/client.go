@@ -55,6 +55,11 @@ type Client struct {
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 
+	// What the busy watchdog read of a partial command while the loop was
+	// stuck, handed to the loop with the next input (busy.go).
+	busyIn     []byte
+	busyParser resp.Parser
+
 	hop           hop
 	hopOut        bool
 	escalated     bool    // its command just run at home was a script that must run over every shard (script.go)

@@ -56,6 +56,7 @@ const (
 	flagPubSub
 	flagBlocking
 	flagNoMulti
+	flagAllowBusy
 )
 
 // flagByName maps the metadata's flag names to the flags dispatch uses.
@@ -63,7 +64,7 @@ var flagByName = map[string]cmdFlags{
 	"write": flagWrite, "readonly": flagReadonly, "denyoom": flagDenyOOM,
 	"admin": flagAdmin, "no_auth": flagNoAuth, "loading": flagLoading,
 	"stale": flagStale, "fast": flagFast, "noscript": flagNoScript,
-	"pubsub": flagPubSub, "blocking": flagBlocking, "no_multi": flagNoMulti,
+	"pubsub": flagPubSub, "blocking": flagBlocking, "no_multi": flagNoMulti, "allow_busy": flagAllowBusy,
 }
 
 // serverCmd is a row of the server command table.
@@ -266,6 +267,9 @@ func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejec
 		return cmd, target, mask, false
 	}
 	target, mask = cl.placement(cmd, argv)
+	if cl.busyRefused(cmd, target, mask) { // a busy script holds its shard (busy.go)
+		return nil, 0, 0, true
+	}
 	return cmd, target, mask, false
 }
 

@@ -125,6 +125,15 @@ func (cl *Client) onData(data []byte) {
 		cl.process(true)
 		return
 	}
+	if len(cl.busyIn) > 0 {
+		// The start of a command the busy watchdog read (busy.go).
+		cl.qbuf = append(cl.busyIn, data...)
+		cl.busyIn = nil
+		cl.busyParser.Reset()
+		cl.ownBuf = cl.qbuf
+		cl.process(true)
+		return
+	}
 	cl.qbuf = data // borrowed from gnet for the duration of this call
 	cl.notePeak(len(data))
 	cl.process(false)
@@ -359,18 +368,22 @@ func (cl *Client) runTx(context.Context) error {
 		rest := h.mask &^ (1<<(uint(me)+1) - 1)
 		next := bits.TrailingZeros64(rest)
 		park := srv.loops[me].park
+		parked := &srv.loops[me].parked
 		if err := srv.loops[next].el.Execute(context.Background(), cl.txRunnable); err != nil {
 			// The engine is stopping: the chain cannot go on. Let the loops
 			// parked before us go; the client is being dropped anyway.
 			srv.release(h.parked[:len(h.parked)-1])
 			return nil
 		}
+		parked.Store(true) // the busy watchdog may serve our clients now (busy.go)
 		select {
 		case <-park: // parked until the executor is done with our shard
 		case <-srv.stopCh:
 			// Shutdown: the executor's loop may already have stopped and
 			// will never release us. Nothing else runs on the shards now.
 		}
+		parked.Store(false)
+		srv.loops[me].resumeAfterBusy()
 		return nil
 	}
 	srv.loops[me].runRemote(cl, h)
@@ -405,8 +418,10 @@ func (cl *Client) hopDone(context.Context) error {
 	if !cl.obs.obufKill { // else closed for its output limits meanwhile: dropped
 		cl.out = append(cl.out, h.out...)
 	}
-	for i := range h.argv {
-		h.argv[i] = h.argv[i][:0]
+	if h.restart < 0 || cl.closed {
+		for i := range h.argv {
+			h.argv[i] = h.argv[i][:0]
+		}
 	}
 	if cl.closed {
 		if h.blocked != nil {
@@ -430,9 +445,15 @@ func (cl *Client) hopDone(context.Context) error {
 	for _, cmd := range ran {
 		cl.afterRemote(cmd)
 	}
-	if h.restart >= 0 && !h.cut && !cl.closing {
-		cl.relaunch()
-		return nil
+	if h.restart >= 0 {
+		if !h.cut && !cl.closing {
+			cl.relaunch()
+			return nil
+		}
+		h.restart = -1
+		for i := range h.argv {
+			h.argv[i] = h.argv[i][:0]
+		}
 	}
 	if w := h.blocked; w != nil {
 		h.blocked = nil

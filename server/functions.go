@@ -171,10 +171,11 @@ func (r *funcRegistry) add(libs []*funcLib, replace bool) string {
 	fnames := make(map[string]bool)
 	for _, lib := range libs {
 		for _, f := range lib.funcs {
-			if old := r.funcs[f.name]; (old != nil && !gone[old.lib.name]) || fnames[f.name] {
+			low := strings.ToLower(f.name)
+			if old := r.funcs[low]; (old != nil && !gone[old.lib.name]) || fnames[low] {
 				return "ERR Function " + f.name + " already exists"
 			}
-			fnames[f.name] = true
+			fnames[low] = true
 		}
 	}
 	for name := range gone {
@@ -183,7 +184,7 @@ func (r *funcRegistry) add(libs []*funcLib, replace bool) string {
 	for _, lib := range libs {
 		r.libs[lib.name] = lib
 		for _, f := range lib.funcs {
-			r.funcs[f.name] = f
+			r.funcs[strings.ToLower(f.name)] = f // function names ignore case, as Redis's functionDictType
 		}
 		r.nlibs.Add(1)
 		r.nfuncs.Add(int64(len(lib.funcs)))
@@ -196,7 +197,7 @@ func (r *funcRegistry) add(libs []*funcLib, replace bool) string {
 func (r *funcRegistry) unlink(lib *funcLib) {
 	delete(r.libs, lib.name)
 	for _, f := range lib.funcs {
-		delete(r.funcs, f.name)
+		delete(r.funcs, strings.ToLower(f.name))
 	}
 	r.nlibs.Add(-1)
 	r.nfuncs.Add(-int64(len(lib.funcs)))
@@ -261,7 +262,7 @@ func (l *Loop) functions() *lua.Engine {
 		}
 		for i, f := range fns {
 			if i < len(lib.funcs) {
-				ls.fns[f.Name] = &loopFunc{fn: f, meta: lib.funcs[i]}
+				ls.fns[strings.ToLower(f.Name)] = &loopFunc{fn: f, meta: lib.funcs[i]}
 			}
 		}
 	}
@@ -285,16 +286,25 @@ func (cl *Client) scriptWide(cmd *Cmd, argv [][]byte) bool {
 		return e != nil && e.wide.Load()
 	case scriptFCall:
 		l.functions()
-		f := l.lua.fns[string(argv[1])]
+		f := l.loopFunc(argv[1])
 		return f != nil && f.meta.wide.Load()
 	}
 	return false
 }
 
+// loopFunc finds a function of the loop's interpreter by name, in any case.
+func (l *Loop) loopFunc(name []byte) *loopFunc {
+	var buf [64]byte
+	if len(name) <= len(buf) {
+		return l.lua.fns[string(toLower(buf[:0], name))]
+	}
+	return l.lua.fns[strings.ToLower(string(name))]
+}
+
 func cmdFCall(x *Exec, argv [][]byte) {
 	l := x.loop
 	eng := l.functions()
-	f := l.lua.fns[string(argv[1])]
+	f := l.loopFunc(argv[1])
 	if f == nil {
 		x.Err("ERR Function not found")
 		return
@@ -361,7 +371,11 @@ func cmdFunctionDelete(x *Exec, argv [][]byte) {
 }
 
 func cmdFunctionFlush(x *Exec, argv [][]byte) {
-	if len(argv) > 3 || len(argv) == 3 && !shard.EqualFold(argv[2], "sync") && !shard.EqualFold(argv[2], "async") {
+	if len(argv) > 3 {
+		subcommandSyntaxError(x, argv)
+		return
+	}
+	if len(argv) == 3 && !shard.EqualFold(argv[2], "sync") && !shard.EqualFold(argv[2], "async") {
 		x.Err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
 		return
 	}
@@ -441,7 +455,7 @@ func cmdFunctionStats(x *Exec, argv [][]byte) {
 	x.BulkStr("running_script")
 	var run *loopScripts
 	for _, l := range x.srv.loops {
-		if ls := &l.lua; ls.running.Load() && ls.isFn.Load() && l != x.loop {
+		if ls := &l.lua; ls.running.Load() && ls.isFn.Load() {
 			run = ls
 			break
 		}
@@ -478,7 +492,7 @@ func cmdFunctionStats(x *Exec, argv [][]byte) {
 	x.Int(x.srv.funcs.nfuncs.Load())
 }
 
-func cmdFunctionKill(x *Exec, argv [][]byte) { x.srv.killScript(x, true) }
+func cmdFunctionKill(x *Exec, argv [][]byte) { replyKill(x, x.srv.killScript(true)) }
 
 func cmdFunctionHelp(x *Exec, argv [][]byte) {
 	addHelp(x, argv[0], []string{

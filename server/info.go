@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/lua"
 	"github.com/redshard/redshard/shard"
 	"golang.org/x/sys/unix"
 )
@@ -366,19 +367,26 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("allocator_resident", m.resident)
 		w.int("total_system_memory", m.system)
 		w.str("total_system_memory_human", bytesToHuman(m.system))
-		w.int("used_memory_lua", 0)
-		w.int("used_memory_vm_eval", 0)
-		w.str("used_memory_lua_human", "0B")
-		w.int("used_memory_scripts_eval", 0)
-		w.int("number_of_cached_scripts", 0)
-		w.int("number_of_functions", 0)
-		w.int("number_of_libraries", 0)
-		w.int("used_memory_vm_functions", 0)
-		w.int("used_memory_vm_total", 0)
-		w.str("used_memory_vm_total_human", "0B")
-		w.int("used_memory_functions", 0)
-		w.int("used_memory_scripts", 0)
-		w.str("used_memory_scripts_human", "0B")
+		// The Lua heaps are part of the Go heap: estimates, as lua.Engine's
+		// VMMemory makes them (an empty interpreter plus the sources).
+		sc, fn := &srv.scripts, &srv.funcs
+		vmEval := lua.VMBaseMemory + sc.mem.Load()
+		vmFuncs := lua.VMBaseMemory + fn.mem.Load()
+		scriptsEval := sc.mem.Load() + sc.count.Load()*scriptEntryOverhead
+		funcsMem := fn.mem.Load() + fn.nfuncs.Load()*scriptEntryOverhead
+		w.int("used_memory_lua", vmEval)
+		w.int("used_memory_vm_eval", vmEval)
+		w.str("used_memory_lua_human", bytesToHuman(vmEval))
+		w.int("used_memory_scripts_eval", scriptsEval)
+		w.int("number_of_cached_scripts", sc.count.Load())
+		w.int("number_of_functions", fn.nfuncs.Load())
+		w.int("number_of_libraries", fn.nlibs.Load())
+		w.int("used_memory_vm_functions", vmFuncs)
+		w.int("used_memory_vm_total", vmEval+vmFuncs)
+		w.str("used_memory_vm_total_human", bytesToHuman(vmEval+vmFuncs))
+		w.int("used_memory_functions", funcsMem)
+		w.int("used_memory_scripts", scriptsEval+funcsMem)
+		w.str("used_memory_scripts_human", bytesToHuman(scriptsEval+funcsMem))
 		w.int("maxmemory", maxmem)
 		w.str("maxmemory_human", bytesToHuman(maxmem))
 		w.str("maxmemory_policy", cfg.MaxMemoryPolicy())

@@ -74,6 +74,11 @@ import (
 	"github.com/redshard/redshard/shard"
 )
 
+// scriptEntryOverhead is what INFO counts per cached script or function
+// beyond its sources (the entry and the map's share), as Redis counts its
+// dict entries.
+const scriptEntryOverhead = 96
+
 // undoLimit is the biggest value a script holding some shards journals
 // before writing it (shard.Undo); a bigger one makes it take every shard.
 const undoLimit = 64 << 10
@@ -217,6 +222,8 @@ type loopScripts struct {
 
 	// What SCRIPT KILL and FUNCTION KILL on other loops read.
 	running atomic.Bool
+	holds   atomic.Uint64 // the shards it holds
+	caller  atomic.Pointer[Client]
 	wrote   atomic.Bool
 	isFn    atomic.Bool
 	runID   atomic.Uint64
@@ -476,6 +483,7 @@ func (l *Loop) beginScript(x *Exec, eng *lua.Engine, flags uint64, ro bool, name
 	sx.mask = x.mask
 	sx.NowMs = x.NowMs
 	sx.InMulti = true
+	sx.InScript = true
 	sx.hop = x.hop
 	ls := &l.lua
 	ls.wrote.Store(false)
@@ -491,7 +499,9 @@ func (l *Loop) beginScript(x *Exec, eng *lua.Engine, flags uint64, ro bool, name
 	}
 	ls.runEng.Store(eng)
 	ls.runID.Store(eng.RunID() + 1) // the id of the run about to start
-	ls.running.Store(true)
+	ls.holds.Store(x.mask)
+	ls.caller.Store(x.cl)
+	ls.running.Store(true) // last: the watchdog may serve our clients from now (busy.go)
 	return r
 }
 
@@ -503,6 +513,11 @@ func (l *Loop) endScript(x *Exec, start int, st lua.Status) bool {
 	r := &l.lua.run
 	ls := &l.lua
 	ls.running.Store(false)
+	if bm := l.srv.busy.mask.Load(); bm != 0 {
+		l.srv.busy.mask.And(^(ls.holds.Load() | 1<<uint(l.id)))
+	}
+	l.resumeAfterBusy() // a watchdog pass serving our clients ends first (busy.go)
+	ls.caller.Store(nil)
 	ls.argv.Store(nil)
 	r.active = false
 	r.cl = nil
@@ -588,12 +603,20 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 		return r.reject(dst, cmd, oomError)
 	}
 	if cmd.fullName == "select" {
+		// The script's database, not its caller's (Redis 7).
+		st := &l.stats.cmds[cmd.id]
+		st.calls++
+		msg := ""
 		id, err := strconv.ParseInt(string(argv[1]), 10, 64)
 		if err != nil {
-			return resp.AppendError(dst, shard.ErrNotInt)
+			msg = shard.ErrNotInt
+		} else if id < 0 || id >= int64(len(srv.shards[0].DBs)) {
+			msg = shard.ErrDBIndex
 		}
-		if id < 0 || id >= int64(len(srv.shards[0].DBs)) {
-			return resp.AppendError(dst, shard.ErrDBIndex)
+		if msg != "" {
+			st.failed++
+			l.stats.countErrorString(msg)
+			return resp.AppendError(dst, msg)
 		}
 		r.db = int(id)
 		return append(dst, "+OK\r\n"...)
@@ -776,38 +799,43 @@ func cmdScriptFlush(x *Exec, argv [][]byte) {
 	x.OK()
 }
 
-func cmdScriptKill(x *Exec, argv [][]byte) { x.srv.killScript(x, false) }
+func cmdScriptKill(x *Exec, argv [][]byte) { replyKill(x, x.srv.killScript(false)) }
 
-// killScript is SCRIPT KILL (fn false) and FUNCTION KILL (scriptKill).
-func (srv *Server) killScript(x *Exec, fn bool) {
+func replyKill(x *Exec, msg string) {
+	if msg != "" {
+		x.Err(msg)
+		return
+	}
+	x.OK()
+}
+
+// killScript is SCRIPT KILL (fn false) and FUNCTION KILL (scriptKill): it
+// returns the error to answer, or "" when it killed.
+func (srv *Server) killScript(fn bool) string {
 	found := false
 	for _, l := range srv.loops {
 		ls := &l.lua
-		if !ls.running.Load() || l == x.loop {
+		if !ls.running.Load() {
 			continue
 		}
 		found = true
-		if ls.isFn.Load() != fn {
-			if fn {
-				x.Err("NOTBUSY No scripts in execution right now.")
-			} else {
-				x.Err("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
-			}
-			return
-		}
 		if ls.wrote.Load() {
-			x.Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
-			return
+			return "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."
+		}
+		if isFn := ls.isFn.Load(); isFn != fn {
+			if isFn {
+				return busyFuncErr
+			}
+			return busyEvalErr
 		}
 		if eng := ls.runEng.Load(); eng != nil {
 			eng.Kill(ls.runID.Load())
 		}
 	}
 	if !found {
-		x.Err("NOTBUSY No scripts in execution right now.")
-		return
+		return "NOTBUSY No scripts in execution right now."
 	}
-	x.OK()
+	return ""
 }
 
 func cmdScriptHelp(x *Exec, argv [][]byte) {

@@ -86,6 +86,7 @@ type Server struct {
 	crash       crashState      // the crash report (crash.go)
 	scripts     scriptRegistry  // EVAL's script bodies (script.go)
 	funcs       funcRegistry    // FUNCTION's libraries (functions.go)
+	busy        busyState       // scripts past busy-reply-threshold (busy.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -137,6 +138,10 @@ type Loop struct {
 	pfSink   uint64   // keeps the prefetch loads alive
 
 	lua loopScripts // interpreters and the running script (script.go, functions.go)
+	// busyMu and parked: the watchdog serves this loop's clients while a
+	// busy script keeps it stuck (busy.go).
+	busyMu sync.Mutex
+	parked atomic.Bool
 
 	curCl   *Client  // the client whose command runs, for the crash report (crash.go)
 	curArgv [][]byte // and its command
@@ -216,6 +221,7 @@ func Run(cfg *Config, log *Logger) error {
 	// loads is a shutdown like any other.
 	srv.initShutdown()
 	srv.initCrashHandlers() // crash.go
+	go srv.busyWatch()      // long scripts (busy.go)
 	srv.sysClient = srv.newSysClient()
 	if err := srv.openLog(); err != nil {
 		// Redis prints its logo before it reads the AOF manifest, so

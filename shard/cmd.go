@@ -25,6 +25,9 @@ type Ctx struct {
 	// InMulti is set while the command runs inside MULTI/EXEC (or a
 	// script): blocking commands then behave as if their timeout expired.
 	InMulti bool
+	// InScript is set while a script runs the command (Redis's
+	// CLIENT_SCRIPT): SORT of a set without a sort order sorts anyway.
+	InScript bool
 
 	// Blocking commands (the server's side is server/blocking.go). A
 	// blocking handler that finds nothing to serve calls Block and replies

@@ -198,7 +198,7 @@ func sortGeneric(c *Ctx, argv [][]byte, readonly bool) {
 	dontsort, alpha, desc := o.dontsort, o.alpha, o.desc
 	// A set has no order of its own: a stored (or, in Redis, scripted)
 	// result is sorted anyway, so that replicas and the AOF agree.
-	if dontsort && typ == TypeSet && o.store > 0 {
+	if dontsort && typ == TypeSet && (o.store > 0 || c.InScript) {
 		dontsort, alpha, by = false, true, nil
 	}
 

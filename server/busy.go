@@ -1,0 +1,238 @@
+package server
+
+// Long scripts: -BUSY, SCRIPT KILL, FUNCTION KILL and SHUTDOWN NOSAVE while
+// a script runs past busy-reply-threshold (Redis's processEventsWhileBlocked).
+//
+// A running script holds its shards: the loop that runs it is inside the
+// interpreter, and the other loops of its shards are parked. No client of
+// those loops can be served by its loop until the script returns.
+//
+//   - A client of a free loop whose command needs a shard a busy script
+//     holds gets -BUSY at once (route, commands.go): busy.mask has the
+//     shards of the scripts past the threshold. A command whose keys are
+//     all on other shards is served as usual: Redis answers -BUSY to
+//     everything, redshard does better. A command without keys (PING,
+//     INFO, CONFIG...) answers -BUSY as in Redis, unless Redis allows it
+//     while busy (allow_busy: SCRIPT KILL, FUNCTION KILL, SHUTDOWN, AUTH,
+//     ...): Sentinel and health checks learn from PING's -BUSY that a
+//     script is stuck, and Sentinel answers it with SCRIPT KILL.
+//   - The clients of the stuck loops (the one running the script and the
+//     parked ones) are served by the watchdog goroutine below. It reads
+//     what they sent straight from their sockets and answers each complete
+//     command: SCRIPT KILL, FUNCTION KILL, FUNCTION STATS and SHUTDOWN
+//     NOSAVE as those commands do, -BUSY to anything else. It serves only a
+//     client with nothing in flight (no input queued, no replies unsent, no
+//     hop out), so replies keep their order; a partial command it read is
+//     handed to the loop with the client (Client.busyIn).
+//
+// Ownership. The watchdog touches a loop's clients only while the loop is
+// stuck, and only under the loop's busyMu. A loop that resumes (the script
+// returned, or the parked loop was released) takes busyMu once before it
+// goes on, so it waits for a watchdog pass in progress, and the watchdog
+// checks, under busyMu, that the loop is still stuck. The atomic stores
+// that mark a loop stuck (lua.running, parked) come after its last change
+// to its clients, so the watchdog sees those changes.
+
+import (
+	"os"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/redshard/redshard/resp"
+	"github.com/redshard/redshard/shard"
+)
+
+const (
+	busyEvalErr = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	busyFuncErr = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+)
+
+type busyState struct {
+	mask atomic.Uint64 // shards held by scripts past busy-reply-threshold
+	fn   atomic.Bool   // one of them is a function (which BUSY text)
+}
+
+// busyWatchEvery is how often the watchdog looks for busy scripts.
+const busyWatchEvery = 20 * time.Millisecond
+
+// busyWatch runs until the server stops.
+func (srv *Server) busyWatch() {
+	t := time.NewTicker(busyWatchEvery)
+	defer t.Stop()
+	buf := make([]byte, 16<<10)
+	for {
+		select {
+		case <-srv.stopCh:
+			return
+		case <-t.C:
+		}
+		srv.busyCheck(buf)
+	}
+}
+
+// busyCheck updates busy.mask and serves the clients of the stuck loops.
+func (srv *Server) busyCheck(buf []byte) {
+	thr := srv.cfg.BusyReplyThreshold()
+	now := time.Now().UnixMilli()
+	var mask uint64
+	fn := false
+	for _, l := range srv.loops {
+		ls := &l.lua
+		if ls.running.Load() && thr > 0 && now-ls.started.Load() >= thr {
+			mask |= ls.holds.Load() | 1<<uint(l.id)
+			fn = fn || ls.isFn.Load()
+		}
+	}
+	srv.busy.fn.Store(fn)
+	srv.busy.mask.Store(mask)
+	if mask == 0 {
+		return
+	}
+	for _, l := range srv.loops {
+		if mask&(1<<uint(l.id)) != 0 && (l.lua.running.Load() || l.parked.Load()) {
+			srv.serveStuck(l, buf)
+		}
+	}
+}
+
+// busyError is the -BUSY text for the scripts running now.
+func (srv *Server) busyError() string {
+	if srv.busy.fn.Load() {
+		return busyFuncErr
+	}
+	return busyEvalErr
+}
+
+// busyRefused answers -BUSY for a command that needs a shard a busy
+// script holds (see the top of the file).
+func (cl *Client) busyRefused(cmd *Cmd, target int, mask uint64) bool {
+	bm := cl.srv.busy.mask.Load()
+	if bm == 0 || cmd.flags&flagAllowBusy != 0 {
+		return false
+	}
+	need := mask
+	if mask == 0 && target >= 0 {
+		need = 1 << uint(target)
+	}
+	if need != 0 && need&bm == 0 {
+		return false // its keys are on shards no busy script holds: served
+	}
+	cl.reject(cmd, cl.srv.busyError())
+	return true
+}
+
+// resumeAfterBusy is called by a loop that was stuck (its script returned,
+// or it was released from park): it waits for a watchdog pass in progress.
+func (l *Loop) resumeAfterBusy() {
+	l.busyMu.Lock()
+	l.busyMu.Unlock() //nolint:staticcheck // an empty critical section: a barrier
+}
+
+// serveStuck serves the clients of a stuck loop (see the top of the file).
+func (srv *Server) serveStuck(l *Loop, buf []byte) {
+	l.busyMu.Lock()
+	defer l.busyMu.Unlock()
+	if !l.lua.running.Load() && !l.parked.Load() {
+		return // resumed meanwhile
+	}
+	caller := l.lua.caller.Load()
+	for _, cl := range l.clients {
+		if cl == caller || cl.c == nil || cl.closed || cl.closing || cl.hopOut || cl.held ||
+			cl.blocked != nil || len(cl.qbuf) > 0 || len(cl.out) > 0 || cl.pending || cl.internal ||
+			cl.c.OutboundBuffered() > 0 {
+			continue
+		}
+		fd := cl.c.Fd()
+		n, err := unix.Read(fd, buf)
+		if n <= 0 || err != nil {
+			continue
+		}
+		srv.stats.netInput.Add(int64(n))
+		cl.busyIn = append(cl.busyIn, buf[:n]...)
+		out := srv.busyServe(l, cl)
+		for len(out) > 0 {
+			w, err := unix.Write(fd, out)
+			if err == unix.EAGAIN {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			if err != nil || w <= 0 {
+				break
+			}
+			srv.stats.netOutput.Add(int64(w))
+			out = out[w:]
+		}
+	}
+}
+
+// busyServe answers the complete commands in cl.busyIn and keeps the rest.
+func (srv *Server) busyServe(l *Loop, cl *Client) []byte {
+	var out []byte
+	var argvBuf [8][]byte
+	pos := 0
+	for pos < len(cl.busyIn) {
+		argv, n, err := cl.busyParser.Next(cl.busyIn[pos:], argvBuf[:0])
+		if err != nil {
+			out = resp.AppendError(out, srv.busyError())
+			pos = len(cl.busyIn)
+			cl.busyParser.Reset()
+			break
+		}
+		if n == 0 {
+			break
+		}
+		pos += n
+		if len(argv) == 0 {
+			continue
+		}
+		out = srv.busyCommand(l, cl, argv, out)
+	}
+	cl.busyIn = append(cl.busyIn[:0], cl.busyIn[pos:]...)
+	return out
+}
+
+// busyCommand answers one command of a client of a stuck loop.
+func (srv *Server) busyCommand(l *Loop, cl *Client, argv [][]byte, out []byte) []byte {
+	cmd := srv.lookup(argv)
+	name := ""
+	if cmd != nil {
+		name = cmd.fullName
+	}
+	switch name {
+	case "script|kill", "function|kill":
+		if msg := srv.killScript(name == "function|kill"); msg != "" {
+			return resp.AppendError(out, msg)
+		}
+		return append(out, "+OK\r\n"...)
+	case "function|stats":
+		x := &Exec{srv: srv, loop: l}
+		x.Proto = cl.proto
+		x.NowMs = time.Now().UnixMilli()
+		x.Out = out
+		cmdFunctionStats(x, argv)
+		return x.Out
+	case "shutdown":
+		for _, a := range argv[1:] {
+			if shard.EqualFold(a, "nosave") {
+				srv.busyShutdown()
+			}
+		}
+	}
+	return resp.AppendError(out, srv.busyError())
+}
+
+// busyShutdown is SHUTDOWN NOSAVE while a script is busy: the script's
+// effects, held until it ends, are not in the log; what the log holds is
+// flushed and fsynced, and the process exits.
+func (srv *Server) busyShutdown() {
+	srv.log.Warningf("User requested shutdown...")
+	srv.log.Warningf("Lua script running: exiting without waiting for it.")
+	srv.closeLog()
+	if pf := srv.cfg.PidFile(); pf != "" {
+		_ = os.Remove(pf)
+	}
+	srv.log.Warningf("Redis is now ready to exit, bye bye...")
+	os.Exit(0)
+}
