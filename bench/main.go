@@ -19,7 +19,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha1"
 	"encoding/csv"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +41,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/redshard/redshard/shard"
 )
 
 // Server kinds: index 0 is always redshard, 1 is redis-server.
@@ -111,7 +115,7 @@ func sizesFor(quick bool, n int) sizes {
 	return s
 }
 
-var groupNames = []string{"throughput", "aof", "memory", "restart", "bigkeys", "scaling"}
+var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling"}
 
 // ---------------------------------------------------------------------------
 // Processes: every child is registered by PID and stopped by PID on exit,
@@ -1270,7 +1274,7 @@ func probe(port int, test string) string {
 		}
 	}
 	_, _ = query(port, "DEL", "__bench_probe", "__bench_probe_n", "__bench_probe_l", "__bench_probe_h",
-		"__bench_probe_z", "__bench_probe_a", "__bench_probe_b")
+		"__bench_probe_z", "__bench_probe_a", "__bench_probe_b", "__bench_probe_s", "__bench_probe_t")
 	return ""
 }
 
@@ -1395,6 +1399,226 @@ func (h *harness) throughputGroup() {
 			}
 		}
 	}
+}
+
+// ---------------------------------------------------------------------------
+// Scripting
+
+// The one-key script reads, compares and writes: redis-benchmark gives the
+// key and ARGV[1] independent __rand_int__ values, so the stored value
+// differs from ARGV[1] (and the SET runs) on all but about 1 call in 10^6.
+const scriptCAS = "local v = redis.call('GET', KEYS[1]) if v ~= ARGV[1] then redis.call('SET', KEYS[1], ARGV[1]) end return 1"
+
+// The two-key script moves ARGV[1] from KEYS[1] to KEYS[2]; every call
+// writes both keys.
+const scriptMove = "redis.call('DECRBY', KEYS[1], ARGV[1]) return redis.call('INCRBY', KEYS[2], ARGV[1])"
+
+// moveKeys are the fixed keys of the two-key script, on different shards of
+// a --shards 2 redshard (shard.ShardOf(key, 2) is 1 and 0; checked before
+// the runs). redis-benchmark's __rand_int__ cannot choose a shard.
+var moveKeys = [2]string{"bench:transfer:a", "bench:transfer:b"}
+
+func sha1Hex(s string) string {
+	d := sha1.Sum([]byte(s))
+	return hex.EncodeToString(d[:])
+}
+
+func init() {
+	probes["evalsha1"] = [][]string{{"SCRIPT", "LOAD", scriptCAS}, {"EVALSHA", sha1Hex(scriptCAS), "1", "__bench_probe_s", "x"}}
+	probes["evalsha2"] = [][]string{{"SCRIPT", "LOAD", scriptMove}, {"EVALSHA", sha1Hex(scriptMove), "2", "__bench_probe_s", "__bench_probe_t", "1"}}
+}
+
+type scriptBench struct {
+	test    string // probe name
+	section string
+	label   string
+	script  string
+	keys    []string
+	args    []string
+	rnd     int
+	shards  int // redshard --shards; 0 = default
+	cmp     string
+	target  float64
+}
+
+func (h *harness) scriptingGroup() {
+	h.scriptFigures(scriptBench{
+		test:    "evalsha1",
+		section: "scripting: EVALSHA, one key, GET + compare + SET (-c 50 -r 1000000)",
+		label:   "EVALSHA GET/cmp/SET 1 key",
+		script:  scriptCAS, keys: []string{"key:__rand_int__"}, args: []string{"__rand_int__"},
+		rnd: 1000000, cmp: ">=", target: 1.0,
+	})
+	h.scriptFigures(scriptBench{
+		test: "evalsha2",
+		section: fmt.Sprintf("scripting: EVALSHA, two keys on two shards, DECRBY + INCRBY (redshard --shards 2; -c 50, keys %s, %s)",
+			moveKeys[0], moveKeys[1]),
+		label:  "EVALSHA DECRBY/INCRBY 2 keys",
+		script: scriptMove, keys: moveKeys[:], args: []string{"1"},
+		shards: 2,
+	})
+}
+
+// scriptFigures loads sb.script with SCRIPT LOAD on a fresh pair of servers
+// and drives both with "EVALSHA <sha> <numkeys> <keys> <args>" at -P 1 and
+// -P 16, alternating servers each round.
+func (h *harness) scriptFigures(sb scriptBench) {
+	r := h.res
+	r.sec(sb.section)
+	type figs struct{ thr, cpu *figure }
+	fs := map[int]*figs{}
+	for _, P := range []int{1, 16} {
+		thr := r.fig(fmt.Sprintf("%s -P %d", sb.label, P), fOps, sb.cmp, sb.target)
+		thr.plausible = true
+		fs[P] = &figs{thr: thr, cpu: r.fig(fmt.Sprintf("%s -P %d CPU/call", sb.label, P), fMicros, "", 0)}
+	}
+	failAll := func(k int, why string) {
+		for _, f := range fs {
+			f.thr.fail(k, why)
+			f.cpu.fail(k, why)
+		}
+	}
+	if sb.shards > 1 {
+		a, b := shard.ShardOf([]byte(sb.keys[0]), sb.shards), shard.ShardOf([]byte(sb.keys[1]), sb.shards)
+		if a == b {
+			failAll(rs, fmt.Sprintf("n/a (%s and %s on one shard)", sb.keys[0], sb.keys[1]))
+		} else {
+			r.note("%s: %s is on shard %d and %s on shard %d of %d (shard.ShardOf); redshard reported `shards:%d` in INFO server before the runs.",
+				sb.label, sb.keys[0], a, sb.keys[1], b, sb.shards, sb.shards)
+		}
+	}
+	srv, err := h.startPair(srvOpts{shards: sb.shards})
+	if err != nil {
+		h.logf("%s: %v", sb.label, err)
+		failAll(rs, "n/a (server failed)")
+		failAll(rd, "n/a (server failed)")
+		return
+	}
+	defer srv[0].stop()
+	defer srv[1].stop()
+	if sb.shards > 0 {
+		if n, err := infoInt(srv[rs].port, "server", "shards"); err != nil || int(n) != sb.shards {
+			h.logf("%s: redshard INFO server shards = %d (%v), want %d", sb.label, n, err, sb.shards)
+			failAll(rs, fmt.Sprintf("n/a (not %d shards)", sb.shards))
+		}
+	}
+	want := sha1Hex(sb.script)
+	var sha [2]string
+	for k := 0; k < 2; k++ {
+		if why := h.isSupported(srv[k], sb.test); why != "" {
+			failAll(k, why)
+			continue
+		}
+		v, err := query(srv[k].port, "SCRIPT", "LOAD", sb.script)
+		s, _ := v.(string)
+		if err != nil || s == "" {
+			h.logf("%s: SCRIPT LOAD on %s: %v %v", sb.label, kindName[k], v, err)
+			failAll(k, "n/a (SCRIPT LOAD failed)")
+			continue
+		}
+		sha[k] = s
+		if s != want {
+			r.note("%s: %s's SCRIPT LOAD returned %s, not the SHA1 of the script (%s); its runs use its own SHA.", sb.label, kindName[k], s, want)
+		}
+		if len(sb.keys) > 1 || !strings.Contains(sb.keys[0], "__rand_int__") {
+			_, _ = query(srv[k].port, append([]string{"DEL"}, sb.keys...)...)
+		}
+	}
+	if sha[rs] != "" && sha[rs] == sha[rd] {
+		r.note("%s: `%s` loaded with SCRIPT LOAD on both servers (SHA1 %s, the same on both); driven with `redis-benchmark -c %d%s EVALSHA %s %d %s %s`.",
+			sb.label, sb.script, sha[rs], h.opt.clients, map[bool]string{true: fmt.Sprintf(" -r %d", sb.rnd)}[sb.rnd > 0],
+			sha[rs], len(sb.keys), strings.Join(sb.keys, " "), strings.Join(sb.args, " "))
+	}
+	var calls0 [2]map[string]int64
+	for k := 0; k < 2; k++ {
+		calls0[k] = cmdCalls(srv[k].port)
+	}
+	for round := 0; round < h.opt.rounds; round++ {
+		for _, P := range []int{1, 16} {
+			for k := 0; k < 2; k++ {
+				if fs[P].thr.na[k] != "" {
+					continue
+				}
+				n := h.sz.p1
+				if P > 1 {
+					n = h.sz.p16
+				}
+				cmd := append([]string{"EVALSHA", sha[k], strconv.Itoa(len(sb.keys))}, sb.keys...)
+				cmd = append(cmd, sb.args...)
+				res, err := h.runBench(srv[k], benchSpec{custom: cmd, n: n, pipe: P, rnd: sb.rnd, csv: true})
+				if err != nil {
+					h.logf("%s -P %d %s: %v", sb.label, P, kindName[k], err)
+					fs[P].thr.fail(k, naReason(err))
+					fs[P].cpu.fail(k, naReason(err))
+					continue
+				}
+				fs[P].thr.add(k, res.rps)
+				fs[P].cpu.add(k, res.cpuPerOp)
+				h.logf("%s %s -P %-2d %-8s %s  %.2f µs CPU/call", h.roundsLabel(round), sb.label, P, kindName[k],
+					format(fOps, res.rps), res.cpuPerOp*1e6)
+			}
+		}
+	}
+	// How often the scripts' writes ran, from INFO commandstats where the
+	// server counts the commands a script calls.
+	for k := 0; k < 2; k++ {
+		c1 := cmdCalls(srv[k].port)
+		ev := c1["evalsha"] - calls0[k]["evalsha"]
+		if ev <= 0 {
+			continue
+		}
+		var parts []string
+		for _, c := range []string{"get", "set", "decrby", "incrby"} {
+			if d := c1[c] - calls0[k][c]; d > 0 {
+				parts = append(parts, fmt.Sprintf("%s %.1f%%", strings.ToUpper(c), 100*float64(d)/float64(ev)))
+			}
+		}
+		if len(parts) > 0 {
+			r.note("%s: calls per EVALSHA on %s (INFO commandstats over the runs): %s.", sb.label, kindName[k], strings.Join(parts, ", "))
+		}
+		// Every call moved 1: the two keys must sum to 0, the second
+		// holding the number of calls.
+		if len(sb.keys) == 2 && !strings.Contains(sb.keys[0], "__rand_int__") {
+			v, err := query(srv[k].port, "MGET", sb.keys[0], sb.keys[1])
+			a, _ := v.([]any)
+			if err != nil || len(a) != 2 {
+				h.logf("%s: MGET %s %s on %s: %v %v", sb.label, sb.keys[0], sb.keys[1], kindName[k], v, err)
+				continue
+			}
+			x, _ := a[0].(string)
+			y, _ := a[1].(string)
+			xi, err1 := strconv.ParseInt(x, 10, 64)
+			yi, err2 := strconv.ParseInt(y, 10, 64)
+			if err1 != nil || err2 != nil || xi+yi != 0 || yi != ev {
+				h.logf("%s: %s ends with %s=%q %s=%q after %d EVALSHA calls", sb.label, kindName[k], sb.keys[0], x, sb.keys[1], y, ev)
+				r.note("%s: on %s the keys end at %s=%s, %s=%s after %d EVALSHA calls (expected -%d and %d).", sb.label, kindName[k],
+					sb.keys[0], x, sb.keys[1], y, ev, ev, ev)
+			} else {
+				h.logf("%s: %s ends with %s=%d %s=%d after %d EVALSHA calls (consistent)", sb.label, kindName[k], sb.keys[0], xi, sb.keys[1], yi, ev)
+			}
+		}
+	}
+}
+
+// cmdCalls reads calls=N of every cmdstat_<name> in INFO commandstats.
+func cmdCalls(port int) map[string]int64 {
+	out := map[string]int64{}
+	m, err := info(port, "commandstats")
+	if err != nil {
+		return out
+	}
+	for k, v := range m {
+		name, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(v, ",") {
+			if c, ok := strings.CutPrefix(f, "calls="); ok {
+				out[strings.ToLower(name)], _ = strconv.ParseInt(c, 10, 64)
+			}
+		}
+	}
+	return out
 }
 
 func (h *harness) aofGroup() {
@@ -2329,6 +2553,9 @@ func main() {
 	h.logf("mode %s: %d round(s), groups %s; redshard %s", mode, o.rounds, o.onlyText(h.groups), h.bin)
 	if h.groups["throughput"] {
 		h.throughputGroup()
+	}
+	if h.groups["scripting"] {
+		h.scriptingGroup()
 	}
 	if h.groups["aof"] {
 		h.aofGroup()
