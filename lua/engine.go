@@ -701,7 +701,7 @@ func compileMessage(err error, lines int) string {
 // returns "user_script:1: attempt to perform arithmetic on a nil value".
 func luaMessage(msg string) string {
 	pos, text := "", msg
-	if strings.HasPrefix(msg, "user_script:") {
+	if strings.HasPrefix(msg, "user_script:") || strings.HasPrefix(msg, "user_function:") {
 		if i := strings.Index(msg, ": "); i >= 0 {
 			pos, text = msg[:i+2], msg[i+2:]
 		}

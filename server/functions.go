@@ -23,6 +23,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/redshard/redshard/aof/rdb"
 	"github.com/redshard/redshard/lua"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
@@ -37,6 +38,8 @@ var functionCommands = []serverCmd{
 	{name: "function|list", exec: cmdFunctionList},
 	{name: "function|stats", exec: cmdFunctionStats},
 	{name: "function|kill", exec: cmdFunctionKill},
+	{name: "function|dump", exec: cmdFunctionDump},
+	{name: "function|restore", exec: cmdFunctionRestore},
 	{name: "function|help", exec: cmdFunctionHelp},
 }
 
@@ -122,6 +125,11 @@ func validLibName(s string) bool {
 	return true
 }
 
+var (
+	scratchMu sync.Mutex
+	scratch   *lua.Engine // compileLib's interpreter
+)
+
 // compileLib checks and compiles a library's code in a scratch
 // interpreter and returns it, unregistered.
 func compileLib(code string) (*funcLib, string) {
@@ -135,9 +143,14 @@ func compileLib(code string) (*funcLib, string) {
 	if !strings.EqualFold(engine, "lua") {
 		return nil, "ERR Engine '" + engine + "' not found"
 	}
-	eng := lua.NewFunctions()
-	defer eng.Close()
-	fns, err := eng.LoadLibrary([]byte(code[body:]))
+	// One interpreter checks every library: building one per FUNCTION
+	// LOAD made loading an AOF of 10000 of them take seconds.
+	scratchMu.Lock()
+	if scratch == nil || scratch.Broken() {
+		scratch = lua.NewFunctions()
+	}
+	fns, err := scratch.LoadLibrary([]byte(code[body:]))
+	scratchMu.Unlock()
 	if err != nil {
 		return nil, "ERR " + err.Error()
 	}
@@ -151,8 +164,21 @@ func compileLib(code string) (*funcLib, string) {
 // add registers libs (FUNCTION LOAD, RESTORE): all or none. replace lets a
 // library replace one of the same name.
 func (r *funcRegistry) add(libs []*funcLib, replace bool) string {
+	return r.addAs(libs, replace, false, "'")
+}
+
+// addAs is add; flush first empties the registry (RESTORE FLUSH), and q
+// quotes a library's name in the error (LOAD quotes it, RESTORE not).
+func (r *funcRegistry) addAs(libs []*funcLib, replace, flush bool, q string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if flush {
+		r.libs, r.funcs = nil, nil
+		r.nlibs.Store(0)
+		r.nfuncs.Store(0)
+		r.mem.Store(0)
+		r.gen.Add(1)
+	}
 	if r.libs == nil {
 		r.libs = make(map[string]*funcLib)
 		r.funcs = make(map[string]*funcMeta)
@@ -162,7 +188,7 @@ func (r *funcRegistry) add(libs []*funcLib, replace bool) string {
 	for _, lib := range libs {
 		if old := r.libs[lib.name]; old != nil || names[lib.name] {
 			if !replace || names[lib.name] {
-				return "ERR Library '" + lib.name + "' already exists"
+				return "ERR Library " + q + lib.name + q + " already exists"
 			}
 			gone[lib.name] = true
 		}
@@ -238,8 +264,9 @@ func (r *funcRegistry) list() []*funcLib {
 	return out
 }
 
-// functions returns the loop's interpreter of functions, rebuilt from the
-// registry if a library changed since it was built.
+// functions returns the loop's interpreter of functions, brought up to
+// date with the registry: libraries added or replaced since are loaded
+// into it, removed ones dropped (their functions become garbage).
 func (l *Loop) functions() *lua.Engine {
 	ls := &l.lua
 	g := l.srv.funcs.gen.Load()
@@ -247,23 +274,32 @@ func (l *Loop) functions() *lua.Engine {
 		return ls.fn
 	}
 	libs := l.srv.funcs.list()
-	if ls.fn != nil {
-		ls.fn.Close()
+	if ls.fn == nil {
+		ls.fn = lua.NewFunctions()
+		ls.fnLibs = nil
 	}
-	ls.fn = lua.NewFunctions()
 	ls.fnGen = g
+	old := ls.fnLibs
+	ls.fnLibs = make(map[*funcLib][]*loopFunc, len(libs))
 	ls.fns = make(map[string]*loopFunc)
 	for _, lib := range libs {
-		_, _, body, _ := libMeta(lib.code)
-		fns, err := ls.fn.LoadLibrary([]byte(lib.code[body:]))
-		if err != nil {
-			l.srv.log.Warningf("Library %s failed to load on loop %d: %s", lib.name, l.id, err)
-			continue
-		}
-		for i, f := range fns {
-			if i < len(lib.funcs) {
-				ls.fns[strings.ToLower(f.Name)] = &loopFunc{fn: f, meta: lib.funcs[i]}
+		fs, ok := old[lib]
+		if !ok {
+			_, _, body, _ := libMeta(lib.code)
+			fns, err := ls.fn.LoadLibrary([]byte(lib.code[body:]))
+			if err != nil {
+				l.srv.log.Warningf("Library %s failed to load on loop %d: %s", lib.name, l.id, err)
+				continue
 			}
+			for i, f := range fns {
+				if i < len(lib.funcs) {
+					fs = append(fs, &loopFunc{fn: f, meta: lib.funcs[i]})
+				}
+			}
+		}
+		ls.fnLibs[lib] = fs
+		for _, f := range fs {
+			ls.fns[strings.ToLower(f.meta.name)] = f
 		}
 	}
 	return ls.fn
@@ -492,6 +528,54 @@ func cmdFunctionStats(x *Exec, argv [][]byte) {
 	x.Int(x.srv.funcs.nfuncs.Load())
 }
 
+func cmdFunctionDump(x *Exec, argv [][]byte) {
+	libs := x.srv.funcs.list()
+	codes := make([]string, len(libs))
+	for i, lib := range libs {
+		codes[i] = lib.code
+	}
+	x.Bulk(rdb.DumpFunctions(codes))
+}
+
+func cmdFunctionRestore(x *Exec, argv [][]byte) {
+	if len(argv) > 4 {
+		subcommandSyntaxError(x, argv)
+		return
+	}
+	policy := "append"
+	if len(argv) == 4 {
+		policy = strings.ToLower(string(argv[3]))
+		if policy != "append" && policy != "replace" && policy != "flush" {
+			x.Err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+			return
+		}
+	}
+	if msg := x.srv.restoreFunctions(argv[2], policy); msg != "" {
+		x.Err(msg)
+		return
+	}
+	x.Dirty(1)
+	x.OK()
+}
+
+// restoreFunctions is FUNCTION RESTORE's work: all the payload's libraries
+// or none.
+func (srv *Server) restoreFunctions(payload []byte, policy string) string {
+	codes, err := rdb.ParseFunctions(payload)
+	if err != nil {
+		return err.Error()
+	}
+	libs := make([]*funcLib, 0, len(codes))
+	for _, code := range codes {
+		lib, msg := compileLib(code)
+		if msg != "" {
+			return msg
+		}
+		libs = append(libs, lib)
+	}
+	return srv.funcs.addAs(libs, policy == "replace", policy == "flush", "")
+}
+
 func cmdFunctionKill(x *Exec, argv [][]byte) { replyKill(x, x.srv.killScript(true)) }
 
 func cmdFunctionHelp(x *Exec, argv [][]byte) {
@@ -536,32 +620,91 @@ func cmdFunctionHelp(x *Exec, argv [][]byte) {
 	})
 }
 
-// loadFunctionCmd applies a FUNCTION command read from the AOF.
-func (srv *Server) loadFunctionCmd(argv [][]byte) error {
+// funcLoad gathers the FUNCTION commands of an AOF being loaded: only the
+// libraries they leave behind are compiled, once, when the log has been
+// read (apply). An application that loads a library before each call
+// leaves an AOF of thousands of FUNCTION LOAD REPLACE; compiling each made
+// loading take seconds.
+type funcLoad struct {
+	order []string
+	code  map[string]string
+}
+
+func (fl *funcLoad) set(code string) error {
+	_, name, _, msg := libMeta(code)
+	if msg != "" {
+		return loadError("FUNCTION in the append only file failed: " + msg)
+	}
+	if fl.code == nil {
+		fl.code = make(map[string]string)
+	}
+	if _, ok := fl.code[name]; !ok {
+		fl.order = append(fl.order, name)
+	}
+	fl.code[name] = code
+	return nil
+}
+
+func (fl *funcLoad) flush() { fl.order, fl.code = nil, nil }
+
+// add records one FUNCTION command read from the AOF.
+func (fl *funcLoad) add(argv [][]byte) error {
 	if len(argv) < 2 {
 		return errBadFunctionCmd
 	}
 	switch strings.ToLower(string(argv[1])) {
 	case "load":
-		replace := len(argv) == 4 && shard.EqualFold(argv[2], "replace")
-		if len(argv) != 3 && !replace {
+		if len(argv) < 3 || len(argv) > 4 {
 			return errBadFunctionCmd
 		}
-		lib, msg := compileLib(string(argv[len(argv)-1]))
-		if msg == "" {
-			msg = srv.funcs.add([]*funcLib{lib}, replace)
+		return fl.set(string(argv[len(argv)-1]))
+	case "delete":
+		if len(argv) != 3 {
+			return errBadFunctionCmd
 		}
+		delete(fl.code, string(argv[2]))
+	case "flush":
+		fl.flush()
+	case "restore":
+		if len(argv) < 3 || len(argv) > 4 {
+			return errBadFunctionCmd
+		}
+		codes, err := rdb.ParseFunctions(argv[2])
+		if err != nil {
+			return loadError("FUNCTION RESTORE in the append only file failed: " + err.Error())
+		}
+		if len(argv) == 4 && shard.EqualFold(argv[3], "flush") {
+			fl.flush()
+		}
+		for _, c := range codes {
+			if err := fl.set(c); err != nil {
+				return err
+			}
+		}
+	default:
+		return loadError("Unknown command 'FUNCTION " + strconv.Quote(string(argv[1])) + "' reading the append only file")
+	}
+	return nil
+}
+
+// apply replaces the server's libraries with the ones the log left (a
+// loaded AOF is the whole state, as Redis empties the functions with the
+// data before it loads one).
+func (srv *Server) applyFunctionLoad(fl *funcLoad) error {
+	var libs []*funcLib
+	for _, name := range fl.order {
+		code, ok := fl.code[name]
+		if !ok {
+			continue
+		}
+		lib, msg := compileLib(code)
 		if msg != "" {
 			return loadError("FUNCTION LOAD in the append only file failed: " + msg)
 		}
-	case "delete":
-		if len(argv) == 3 {
-			srv.funcs.delete(string(argv[2]))
-		}
-	case "flush":
-		srv.funcs.flush()
-	default:
-		return loadError("Unknown command 'FUNCTION " + strconv.Quote(string(argv[1])) + "' reading the append only file")
+		libs = append(libs, lib)
+	}
+	if msg := srv.funcs.addAs(libs, false, true, "'"); msg != "" {
+		return loadError("FUNCTION LOAD in the append only file failed: " + msg)
 	}
 	return nil
 }

@@ -188,7 +188,8 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 	var n int64
 	db := 0
 	lastLog := time.Now()
-	return load(func(argv [][]byte) error {
+	var fl funcLoad // the libraries (functions.go)
+	st, err := load(func(argv [][]byte) error {
 		if len(argv) == 0 {
 			return nil
 		}
@@ -216,7 +217,7 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 		case "multi", "exec":
 			return nil // the loader hands over whole transactions only
 		case "function":
-			return srv.loadFunctionCmd(argv) // the libraries (functions.go)
+			return fl.add(argv)
 		}
 		cmd := srv.lookup(argv)
 		if cmd == nil || cmd.run == nil || cmd.subs != nil {
@@ -228,4 +229,8 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 		p.add(cmd, db, argv)
 		return nil
 	})
+	if err == nil {
+		err = srv.applyFunctionLoad(&fl)
+	}
+	return st, err
 }

@@ -217,6 +217,8 @@ type loopScripts struct {
 	fn    *lua.Engine // FCALL's (functions.go)
 	fnGen uint64
 	fns   map[string]*loopFunc
+	// fnLibs: the libraries fn has loaded, with their functions.
+	fnLibs map[*funcLib][]*loopFunc
 
 	run scriptRun
 
