@@ -120,6 +120,9 @@ type Engine struct {
 
 	readonlyFn *glua.LFunction // raises "Attempt to modify a readonly table"
 
+	statusPool []*glua.LTable // status reply tables, reused run after run (statusTable)
+	statusUsed int            // how many of them this run has handed out
+
 	// Kill support: the interpreter runs with a context, which Kill cancels
 	// from any goroutine; the VM then raises at every instruction, so pcall
 	// cannot swallow it. kill guards runID and cancel.
@@ -923,6 +926,7 @@ func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name string, keys,
 	e.errLine = -1
 	e.errSrc = ""
 	e.beginRun()
+	e.statusUsed = 0
 	defer func() { e.host = nil }()
 
 	oldKeys, oldArgv := e.keys, e.argv
