@@ -361,7 +361,7 @@ func cmdFCall(x *Exec, argv [][]byte) {
 	if !l.scriptPrepare(x, f.meta.flags, ro) {
 		return
 	}
-	r := l.beginScript(x, eng, f.meta.flags, ro, f.meta.name, true, argv)
+	r := l.beginScript(x, eng, f.meta.flags, ro, &f.meta.name, true, argv)
 	start := len(x.Out)
 	var st lua.Status
 	x.Out, st = eng.FCall(x.Out, r, f.fn, argv[3:3+n], argv[3+n:], x.Proto)
@@ -416,6 +416,11 @@ func cmdFunctionFlush(x *Exec, argv [][]byte) {
 		return
 	}
 	x.srv.funcs.flush()
+	x.srv.eachLoop(func(l *Loop) {
+		if l.lua.fn != nil {
+			l.functions() // drops the libraries' functions now
+		}
+	})
 	x.Dirty(1)
 	x.OK()
 }

@@ -63,12 +63,14 @@ package server
 // whose loop a long script holds: they wait for it.
 
 import (
+	"context"
 	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/lua"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
@@ -131,6 +133,7 @@ func parseNumkeys(b []byte) (int64, bool) {
 
 type scriptEntry struct {
 	sha    string
+	shaB   []byte // sha's bytes, for the engine (no conversion per call)
 	body   string
 	flags  uint64
 	loaded bool         // SCRIPT LOAD pinned it (under the registry's mu)
@@ -164,7 +167,7 @@ func (r *scriptRegistry) add(sha, body string, flags uint64, pin bool, now int64
 	}
 	e := r.m[sha]
 	if e == nil {
-		e = &scriptEntry{sha: sha, body: body, flags: flags}
+		e = &scriptEntry{sha: sha, shaB: []byte(sha), body: body, flags: flags}
 		r.m[sha] = e
 		r.count.Add(1)
 		r.mem.Add(int64(len(sha) + len(body)))
@@ -412,10 +415,10 @@ func cmdEval(x *Exec, argv [][]byte) {
 		return
 	}
 	keys, args := argv[3:3+n], argv[3+n:]
-	r := l.beginScript(x, eng, e.flags, ro, e.sha, false, argv)
+	r := l.beginScript(x, eng, e.flags, ro, &e.sha, false, argv)
 	var st lua.Status
 	start := len(x.Out)
-	x.Out, st = eng.EvalSHA(x.Out, r, []byte(e.sha), keys, args, x.Proto)
+	x.Out, st = eng.EvalSHA(x.Out, r, e.shaB, keys, args, x.Proto)
 	if r.stop == false && st.Err && len(x.Out) > start && string(x.Out[start:]) == "-"+lua.NoScriptErr+"\r\n" {
 		// Compiled elsewhere: compile it here and run.
 		x.Out = x.Out[:start]
@@ -424,7 +427,7 @@ func cmdEval(x *Exec, argv [][]byte) {
 		} else {
 			_, _, _ = eng.Prepare([]byte(e.body))
 		}
-		x.Out, st = eng.EvalSHA(x.Out, r, []byte(e.sha), keys, args, x.Proto)
+		x.Out, st = eng.EvalSHA(x.Out, r, e.shaB, keys, args, x.Proto)
 	}
 	if l.endScript(x, start, st) {
 		e.wide.Store(true)
@@ -458,7 +461,7 @@ func (l *Loop) scriptPrepare(x *Exec, flags uint64, ro bool) bool {
 }
 
 // beginScript sets up the loop's script run for the command x runs.
-func (l *Loop) beginScript(x *Exec, eng *lua.Engine, flags uint64, ro bool, name string, fn bool, argv [][]byte) *scriptRun {
+func (l *Loop) beginScript(x *Exec, eng *lua.Engine, flags uint64, ro bool, name *string, fn bool, argv [][]byte) *scriptRun {
 	r := &l.lua.run
 	r.l = l
 	r.active = true
@@ -491,7 +494,7 @@ func (l *Loop) beginScript(x *Exec, eng *lua.Engine, flags uint64, ro bool, name
 	ls.wrote.Store(false)
 	ls.isFn.Store(fn)
 	ls.started.Store(x.NowMs)
-	ls.name.Store(&name)
+	ls.name.Store(name) // a field of the script's entry: no allocation
 	if fn {
 		cp := make([][]byte, len(argv))
 		for i, a := range argv {
@@ -797,8 +800,26 @@ func cmdScriptFlush(x *Exec, argv [][]byte) {
 		return
 	}
 	x.srv.scripts.flush()
-	x.loop.engine() // this loop's view now; the others at their next script
+	x.srv.eachLoop(func(l *Loop) { l.engine() }) // each interpreter drops its scripts now
 	x.OK()
+}
+
+// eachLoop runs f on every loop's goroutine: at once for the calling
+// loop, by a task for the others (SCRIPT FLUSH and FUNCTION FLUSH give the
+// interpreters' memory back without waiting for their next script).
+func (srv *Server) eachLoop(f func(l *Loop)) {
+	for _, l := range srv.loops {
+		if l.el == nil {
+			continue
+		}
+		l := l
+		_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			if l.lua.eng != nil || l.lua.fn != nil {
+				f(l)
+			}
+			return nil
+		}))
+	}
 }
 
 func cmdScriptKill(x *Exec, argv [][]byte) { replyKill(x, x.srv.killScript(false)) }
