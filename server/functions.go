@@ -361,6 +361,7 @@ func cmdFCall(x *Exec, argv [][]byte) {
 	if !l.scriptPrepare(x, f.meta.flags, ro) {
 		return
 	}
+	l.feedScript(x, argv)
 	r := l.beginScript(x, eng, f.meta.flags, ro, &f.meta.name, true, argv)
 	start := len(x.Out)
 	var st lua.Status

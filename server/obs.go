@@ -171,7 +171,11 @@ func (l *Loop) observe(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
 		srv.obs.lat.add(ev, ns/1e6)
 	}
 	if srv.obs.nmon.Load() > 0 && f&obsSkipMonitor == 0 {
-		srv.feedMonitors(x.cl, x.DB, cmd, argv)
+		who := x.cl
+		if x.InScript {
+			who = scriptMonitorClient // "[0 lua]", as Redis shows a script's commands
+		}
+		srv.feedMonitors(who, x.DB, cmd, argv)
 	}
 }
 

@@ -414,6 +414,7 @@ func cmdEval(x *Exec, argv [][]byte) {
 	if !l.scriptPrepare(x, e.flags, ro) {
 		return
 	}
+	l.feedScript(x, argv)
 	keys, args := argv[3:3+n], argv[3+n:]
 	r := l.beginScript(x, eng, e.flags, ro, &e.sha, false, argv)
 	var st lua.Status
@@ -458,6 +459,18 @@ func (l *Loop) scriptPrepare(x *Exec, flags uint64, ro bool) bool {
 		return false
 	}
 	return true
+}
+
+// scriptMonitorClient stands for scripts in MONITOR's lines ("lua").
+var scriptMonitorClient = &Client{}
+
+// feedScript shows a script's command to MONITOR before the commands it
+// runs, as Redis's evalCommand and fcallCommand feed it first (the
+// command is skip_monitor, so it is not shown again after it ran).
+func (l *Loop) feedScript(x *Exec, argv [][]byte) {
+	if l.srv.obs.nmon.Load() > 0 {
+		l.srv.feedMonitors(x.cl, x.DB, x.cmd(), argv)
+	}
 }
 
 // beginScript sets up the loop's script run for the command x runs.
