@@ -83,6 +83,14 @@ func (srv *Server) busyCheck(buf []byte) {
 		if ls.running.Load() && thr > 0 && now-ls.started.Load() >= thr {
 			mask |= ls.holds.Load() | 1<<uint(l.id)
 			fn = fn || ls.isFn.Load()
+			if id := ls.runID.Load(); ls.slowLogged != id {
+				ls.slowLogged = id
+				name := ""
+				if n := ls.name.Load(); n != nil {
+					name = *n
+				}
+				srv.log.Warningf("Slow script detected: still in execution after %d milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: %s.", now-ls.started.Load(), name)
+			}
 		}
 	}
 	srv.busy.fn.Store(fn)

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redshard/redshard/aof/rdb"
 	"github.com/redshard/redshard/lua"
@@ -720,3 +721,82 @@ type loadError string
 func (e loadError) Error() string { return string(e) }
 
 const errBadFunctionCmd = loadError("wrong number of arguments for 'function' reading the append only file")
+
+// loadScript runs an EVAL read from an AOF: Redis 6 and older logged
+// scripts verbatim, and Redis 7 loads such logs (redshard logs effects). It
+// runs after the commands before it, over every shard, with the data
+// commands it calls; the loader holds the shards alone.
+func (p *parallelLoader) loadScript(db int, argv [][]byte) error {
+	p.drain()
+	if len(argv) < 3 {
+		return errBadEvalCmd
+	}
+	n, ok := parseNumkeys(argv[2])
+	if !ok || n < 0 || n > int64(len(argv)-3) {
+		return errBadEvalCmd
+	}
+	if p.eng == nil {
+		p.eng = lua.New()
+	}
+	h := &loadHost{p: p, db: db, start: time.Now()}
+	p.x.NowMs = time.Now().UnixMilli()
+	out, st := p.eng.Eval(nil, h, argv[1], argv[3:3+n], argv[3+n:], 2)
+	if st.Err {
+		p.srv.log.Warningf("A script in the append only file failed: %s", strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+var errBadEvalCmd = loadError("wrong number of arguments for 'eval' reading the append only file")
+
+// loadHost is the Host of a script replayed from the AOF.
+type loadHost struct {
+	p      *parallelLoader
+	db     int
+	start  time.Time
+	calls  int
+	logged bool
+}
+
+func (h *loadHost) Call(dst []byte, argv [][]byte, proto int) []byte {
+	p := h.p
+	if h.calls++; h.calls&1023 == 0 && !h.logged {
+		if ms := time.Since(h.start).Milliseconds(); ms >= p.srv.cfg.BusyReplyThreshold() {
+			h.logged = true
+			p.srv.log.Warningf("Slow script detected: still in execution after %d milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: %s.", ms, "from the append only file")
+		}
+	}
+	cmd := p.srv.lookup(argv)
+	switch {
+	case cmd == nil:
+		return resp.AppendError(dst, "ERR Unknown Redis command called from script")
+	case (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity:
+		return resp.AppendError(dst, "ERR Wrong number of args calling Redis command from script")
+	case cmd.fullName == "select":
+		id, err := strconv.Atoi(string(argv[1]))
+		if err != nil || id < 0 || id >= len(p.shards[0].DBs) {
+			return resp.AppendError(dst, shard.ErrDBIndex)
+		}
+		h.db = id
+		return append(dst, "+OK\r\n"...)
+	case cmd.fullName == "ping":
+		return append(dst, "+PONG\r\n"...)
+	case cmd.run == nil || cmd.subs != nil:
+		return resp.AppendError(dst, "ERR This Redis command is not allowed from script")
+	}
+	x := &p.x
+	x.DB = h.db
+	x.Proto = proto
+	x.InMulti, x.InScript = true, true
+	x.Out = x.Out[:0]
+	x.Prop.Reset()
+	cmd.run(&x.Ctx, argv)
+	x.InMulti, x.InScript = false, false
+	return append(dst, x.Out...)
+}
+
+func (h *loadHost) ACLCheckCmd(argv [][]byte) (allowed, known bool) {
+	return h.p.srv.lookup(argv) != nil, h.p.srv.lookup(argv) != nil
+}
+func (h *loadHost) Log(level int, msg string) {}
+func (h *loadHost) SetRepl(flags int)         {}

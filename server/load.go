@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/lua"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -59,6 +60,7 @@ type parallelLoader struct {
 	wg      sync.WaitGroup // batches handed over and not yet run
 	x       Exec           // the loader's own, for barriers
 	kbuf    []int
+	eng     *lua.Engine // for EVAL in the log, made at the first
 }
 
 func (srv *Server) newParallelLoader(shards []*shard.Shard) *parallelLoader {
@@ -163,6 +165,10 @@ func (p *parallelLoader) barrier(cmd *Cmd, db int, argv [][]byte) {
 
 func (p *parallelLoader) close() {
 	p.drain()
+	if p.eng != nil {
+		p.eng.Close()
+		p.eng = nil
+	}
 	for _, w := range p.workers {
 		close(w.in)
 	}
@@ -218,6 +224,8 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 			return nil // the loader hands over whole transactions only
 		case "function":
 			return fl.add(argv)
+		case "eval":
+			return p.loadScript(db, argv) // a Redis 6 log (functions.go)
 		}
 		cmd := srv.lookup(argv)
 		if cmd == nil || cmd.run == nil || cmd.subs != nil {

@@ -232,10 +232,12 @@ type loopScripts struct {
 	wrote   atomic.Bool
 	isFn    atomic.Bool
 	runID   atomic.Uint64
-	runEng  atomic.Pointer[lua.Engine]
-	started atomic.Int64 // unix ms
-	name    atomic.Pointer[string]
-	argv    atomic.Pointer[[][]byte] // FUNCTION STATS: the command (a copy)
+	// slowLogged is the run the watchdog logged as slow (its own field).
+	slowLogged uint64
+	runEng     atomic.Pointer[lua.Engine]
+	started    atomic.Int64 // unix ms
+	name       atomic.Pointer[string]
+	argv       atomic.Pointer[[][]byte] // FUNCTION STATS: the command (a copy)
 }
 
 // engine returns the loop's EVAL interpreter, its view of the registry
