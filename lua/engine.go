@@ -120,6 +120,8 @@ type Engine struct {
 
 	readonlyFn *glua.LFunction // raises "Attempt to modify a readonly table"
 
+	runSrc string // the running script's source, for error texts (calleeName)
+
 	statusPool []*glua.LTable // status reply tables, reused run after run (statusTable)
 	statusUsed int            // how many of them this run has handed out
 
@@ -913,14 +915,15 @@ func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTabl
 }
 
 func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto int) ([]byte, Status) {
-	return e.call(dst, h, s.fn, s.sha, keys, args, proto)
+	return e.call(dst, h, s.fn, s.sha, s.body, keys, args, proto)
 }
 
 // call runs fn, named name in error replies (the SHA1 for EVAL, the
 // function's name for FCALL). In EVAL mode KEYS and ARGV are globals; in
 // function mode (an engine from NewFunctions) they are fn's two arguments.
-func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name string, keys, args [][]byte, proto int) ([]byte, Status) {
+func (e *Engine) call(dst []byte, h Host, fn *glua.LFunction, name, src string, keys, args [][]byte, proto int) ([]byte, Status) {
 	L := e.vm
+	e.runSrc = src
 	e.host = h
 	e.resp = 2
 	e.errLine = -1
@@ -1020,6 +1023,60 @@ func (e *Engine) luaErrorHandler(L *glua.LState) int {
 	return 1
 }
 
+// calleeName is what Lua 5.1 says of a failed call that gopher-lua does
+// not: "field 'x' " or "method 'x' " when line line of src holds exactly
+// one call and it is of a.x(...) or a:x(...); "" otherwise (then the
+// message stays "attempt to call a nil value").
+func calleeName(src string, line int) string {
+	for i := 1; i < line && src != ""; i++ {
+		j := strings.IndexByte(src, '\n')
+		if j < 0 {
+			return ""
+		}
+		src = src[j+1:]
+	}
+	if j := strings.IndexByte(src, '\n'); j >= 0 {
+		src = src[:j]
+	}
+	isID := func(c byte) bool { return c == '_' || isAlnum(c) }
+	calls, kind, name := 0, "", ""
+	for p := strings.IndexByte(src, '('); p >= 0; {
+		q := p - 1
+		for q >= 0 && src[q] == ' ' {
+			q--
+		}
+		end := q + 1
+		for q >= 0 && isID(src[q]) {
+			q--
+		}
+		id := src[q+1 : end]
+		switch id {
+		case "", "function", "if", "while", "and", "or", "not", "return", "elseif", "until", "in", "local":
+		default:
+			calls++
+			r := q
+			for r >= 0 && src[r] == ' ' {
+				r--
+			}
+			kind, name = "", id
+			if r >= 0 && src[r] == '.' {
+				kind = "field"
+			} else if r >= 0 && src[r] == ':' {
+				kind = "method"
+			}
+		}
+		next := strings.IndexByte(src[p+1:], '(')
+		if next < 0 {
+			break
+		}
+		p += 1 + next
+	}
+	if calls != 1 || kind == "" {
+		return ""
+	}
+	return kind + " '" + name + "' "
+}
+
 // appendRunError appends the reply of a script that raised obj, as
 // luaCallFunction does: "-<err> script: <sha>, on @user_script:<line>."
 func (e *Engine) appendRunError(dst []byte, name string, obj glua.LValue) []byte {
@@ -1030,6 +1087,11 @@ func (e *Engine) appendRunError(dst []byte, name string, obj glua.LValue) []byte
 		}
 	} else {
 		msg = "ERR " + luaMessage(obj.String())
+		if e.errLine > 0 && strings.HasSuffix(msg, "attempt to call a nil value") {
+			if callee := calleeName(e.runSrc, e.errLine); callee != "" {
+				msg = strings.TrimSuffix(msg, "a nil value") + callee + "(a nil value)"
+			}
+		}
 	}
 	if e.errLine >= 0 && e.errSrc != "" {
 		msg += " script: " + name + ", on " + e.errSrc + ":" + strconv.Itoa(e.errLine) + "."

@@ -22,6 +22,7 @@ type Function struct {
 	Desc  string // "" when none was given
 	Flags uint64
 	fn    *glua.LFunction
+	src   string // its library's code, as LoadLibrary got it
 }
 
 // NewFunctions creates an engine for FUNCTION LOAD and FCALL.
@@ -57,6 +58,7 @@ const LoadTimeout = 500 * time.Millisecond
 // loading is the state of a LoadLibrary in progress.
 type loading struct {
 	funcs []*Function
+	src   string
 }
 
 // LoadLibrary runs a library's code (FUNCTION LOAD's payload after its
@@ -77,7 +79,7 @@ func (e *Engine) LoadLibrary(code []byte) ([]*Function, error) {
 	fn.Env = e.env
 	mt := e.env.Metatable.(*glua.LTable)
 	mt.RawSetString("__index", e.loadG)
-	e.load = &loading{}
+	e.load = &loading{src: src}
 	defer func() {
 		mt.RawSetString("__index", e.realG)
 		e.load = nil
@@ -132,7 +134,7 @@ func (r errRenamed) Error() string {
 // speaking proto to dst. Errors name the function: "... script: <name>,
 // on @user_function:<line>.".
 func (e *Engine) FCall(dst []byte, h Host, f *Function, keys, args [][]byte, proto int) ([]byte, Status) {
-	return e.call(dst, h, f.fn, f.Name, keys, args, proto)
+	return e.call(dst, h, f.fn, f.Name, f.src, keys, args, proto)
 }
 
 // validFunctionName is functionsVerifyName: letters, digits and '_'.
@@ -153,7 +155,7 @@ func (e *Engine) luaRegisterFunction(L *glua.LState) int {
 	if e.load == nil {
 		return raise(L, errorTable(L, "redis.register_function can only be called on FUNCTION LOAD command"))
 	}
-	f := &Function{}
+	f := &Function{src: e.load.src}
 	switch L.GetTop() {
 	case 1:
 		t, ok := L.Get(1).(*glua.LTable)
