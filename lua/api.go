@@ -105,6 +105,10 @@ func (e *Engine) luaRedisCall(L *glua.LState, raiseErr bool) int {
 	if e.host == nil {
 		return raise(L, errorTable(L, "redis.call/pcall can only be called inside a script invocation"))
 	}
+	if e.killFlag.Load() {
+		// Killed while running without the context (watchRun).
+		L.RaiseError("%s", KilledErr)
+	}
 	argv, errT := e.argvFromStack(L)
 	if errT != nil {
 		if raiseErr {

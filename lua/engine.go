@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	glua "github.com/yuin/gopher-lua"
 )
@@ -67,6 +68,8 @@ type script struct {
 	fn   *glua.LFunction
 	// flags from the shebang; FlagEvalCompatMode without one.
 	flags uint64
+	// straight: no loop, no closure (watchRun).
+	straight bool
 	// lru is the script's place in the eviction list while only EVAL
 	// brought it in; nil once SCRIPT LOAD pinned it.
 	lru *list.Element
@@ -133,6 +136,10 @@ type Engine struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	killed bool // under kill
+	// killFlag mirrors killed for redis.call, which reads it without the
+	// lock; ctxOn says whether the interpreter has its context (watchRun).
+	killFlag atomic.Bool
+	ctxOn    bool
 
 	// statusCache holds the strings of status replies seen (OK, QUEUED,
 	// PONG...), so converting one allocates only its table.
@@ -170,6 +177,7 @@ func New() *Engine {
 	e.lockGlobals()
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	L.SetContext(e.ctx)
+	e.ctxOn = true
 	return e
 }
 
@@ -194,6 +202,7 @@ func (e *Engine) Kill(id uint64) {
 	defer e.kill.Unlock()
 	if id == e.runID && !e.killed {
 		e.killed = true
+		e.killFlag.Store(true)
 		e.cancel()
 	}
 }
@@ -205,8 +214,80 @@ func (e *Engine) beginRun() {
 	e.runID++
 	if e.killed {
 		e.killed = false
+		e.killFlag.Store(false)
 		e.ctx, e.cancel = context.WithCancel(context.Background())
 		e.vm.SetContext(e.ctx)
+		e.ctxOn = true
+	}
+}
+
+// watchRun chooses how the coming run can be killed. gopher-lua checks a
+// context at every instruction when it has one (a quarter of the
+// interpreter's time in EVALSHA GET/compare/SET). A script whose code has
+// no loop, no backward jump and no closure ends after a bounded number of
+// instructions, its own calls aside: it runs without the context, and
+// Kill reaches it at its next redis.call (killFlag). Code it could run
+// beyond its own (loadstring, load) switches the context back on first
+// (guardLoad). Functions (FCALL) always run with it: a library's other
+// functions, reachable through upvalues, may loop.
+func (e *Engine) watchRun(straight bool) {
+	if straight && !e.functions {
+		if e.ctxOn {
+			e.vm.RemoveContext()
+			e.ctxOn = false
+		}
+	} else if !e.ctxOn {
+		e.vm.SetContext(e.ctx)
+		e.ctxOn = true
+	}
+}
+
+// straightCode reports whether a compiled chunk has no loop, no backward
+// jump and no closure (see watchRun).
+func straightCode(p *glua.FunctionProto) bool {
+	const maxSbx = (1<<18 - 1) >> 1
+	for _, inst := range p.Code {
+		switch int(inst >> 26) {
+		case glua.OP_CLOSURE, glua.OP_FORLOOP, glua.OP_FORPREP, glua.OP_TFORLOOP:
+			return false
+		case glua.OP_JMP:
+			if int(inst&0x3ffff)-maxSbx < 0 {
+				return false
+			}
+		}
+	}
+	return len(p.FunctionPrototypes) == 0
+}
+
+// guardLoad wraps loadstring or load: the function it returns switches
+// the interpreter's context on before it runs (see watchRun).
+func (e *Engine) guardLoad(orig *glua.LFunction) glua.LGFunction {
+	return func(L *glua.LState) int {
+		top := L.GetTop()
+		L.Push(orig)
+		for i := 1; i <= top; i++ {
+			L.Push(L.Get(i))
+		}
+		L.Call(top, glua.MultRet)
+		n := L.GetTop() - top
+		if n > 0 {
+			if fn, ok := L.Get(top + 1).(*glua.LFunction); ok && !fn.IsG {
+				L.Replace(top+1, L.NewFunction(func(L *glua.LState) int {
+					if L.Context() == nil {
+						L.SetContext(e.ctx)
+						e.ctxOn = true
+					}
+					args := L.GetTop()
+					L.Push(fn)
+					for i := 1; i <= args; i++ {
+						L.Push(L.Get(i))
+					}
+					L.Call(args, glua.MultRet)
+					return L.GetTop() - args
+				}))
+			}
+		}
+		return n
 	}
 }
 
@@ -254,6 +335,11 @@ func (e *Engine) openLibraries() {
 	// returns a chunk that carries only Lua's binary signature.
 	str.RawSetString("dump", L.NewFunction(luaStringDump))
 	e.realG.RawSetString("pcall", L.NewFunction(e.luaPcall))
+	for _, name := range []string{"loadstring", "load"} {
+		if orig, ok := e.realG.RawGetString(name).(*glua.LFunction); ok {
+			e.realG.RawSetString(name, L.NewFunction(e.guardLoad(orig)))
+		}
+	}
 	e.realG.RawSetString("bit", e.openBit())
 	e.realG.RawSetString("struct", e.openStruct())
 	e.realG.RawSetString("cjson", e.openCjson())
@@ -654,7 +740,7 @@ func (e *Engine) compile(sha string, body []byte) (*script, error) {
 	// would build an "arg" table for it on every call, which a chunk (not
 	// a function with a named "arg" local) can never read.
 	fn.Proto.IsVarArg &^= glua.VarArgNeedsArg
-	s := &script{sha: sha, body: src, fn: fn, flags: flags}
+	s := &script{sha: sha, body: src, fn: fn, flags: flags, straight: straightCode(fn.Proto)}
 	e.scripts[sha] = s
 	return s, nil
 }
@@ -915,6 +1001,7 @@ func (e *Engine) fillArray(t *glua.LTable, prev int, vals [][]byte) (*glua.LTabl
 }
 
 func (e *Engine) run(dst []byte, h Host, s *script, keys, args [][]byte, proto int) ([]byte, Status) {
+	e.watchRun(s.straight)
 	return e.call(dst, h, s.fn, s.sha, s.body, keys, args, proto)
 }
 
