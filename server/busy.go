@@ -54,6 +54,10 @@ type busyState struct {
 	fn   atomic.Bool   // one of them is a function (which BUSY text)
 }
 
+// busyWriteWait bounds how long the watchdog waits for a client to take
+// its replies.
+const busyWriteWait = 50 * time.Millisecond
+
 // busyWatchEvery is how often the watchdog looks for busy scripts.
 const busyWatchEvery = 20 * time.Millisecond
 
@@ -160,13 +164,20 @@ func (srv *Server) serveStuck(l *Loop, buf []byte) {
 		srv.stats.netInput.Add(int64(n))
 		cl.busyIn = append(cl.busyIn, buf[:n]...)
 		out := srv.busyServe(l, cl)
+		// A client that does not read its -BUSY replies must not hold the
+		// loop when the script ends (resumeAfterBusy waits for this pass):
+		// after busyWriteWait it is disconnected.
+		give := time.Now().Add(busyWriteWait)
 		for len(out) > 0 {
 			w, err := unix.Write(fd, out)
-			if err == unix.EAGAIN {
+			if err == unix.EAGAIN && time.Now().Before(give) {
 				time.Sleep(time.Millisecond)
 				continue
 			}
 			if err != nil || w <= 0 {
+				if err == unix.EAGAIN {
+					_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+				}
 				break
 			}
 			srv.stats.netOutput.Add(int64(w))
