@@ -163,6 +163,12 @@ func (srv *Server) serveStuck(l *Loop, buf []byte) {
 		}
 		srv.stats.netInput.Add(int64(n))
 		cl.busyIn = append(cl.busyIn, buf[:n]...)
+		if int64(len(cl.busyIn)) > srv.cfg.ClientQueryBufferLimit() {
+			// The start of a command bigger than the query buffer limit.
+			cl.busyIn = nil
+			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+			continue
+		}
 		out := srv.busyServe(l, cl)
 		// A client that does not read its -BUSY replies must not hold the
 		// loop when the script ends (resumeAfterBusy waits for this pass):
