@@ -97,11 +97,12 @@ func ParseFunctions(payload []byte) ([]string, error) {
 			p += n
 			codes = append(codes, string(code))
 		case OpFunction:
-			code, n, err := readOldFunction(payload[p:])
+			d := newBytesDecoder(payload[p:])
+			code, err := readOldFunction(d)
 			if err != nil {
 				return nil, err
 			}
-			p += n
+			p += d.pos
 			codes = append(codes, code)
 		default:
 			return nil, ErrNotFunction
@@ -114,32 +115,27 @@ func ParseFunctions(payload []byte) ([]string, error) {
 // and rc2): name, engine name, a length that is non-zero when a
 // description follows, the description, and the code. The description is
 // dropped, as Redis drops it.
-func readOldFunction(b []byte) (code string, size int, err error) {
-	name, n, err := ReadString(b)
+func readOldFunction(d *decoder) (code string, err error) {
+	name, err := d.str()
 	if err != nil {
-		return "", 0, ErrLibraryName
+		return "", ErrLibraryName
 	}
-	size += n
-	engine, n, err := ReadString(b[size:])
+	engine, err := d.str()
 	if err != nil {
-		return "", 0, ErrEngineName
+		return "", ErrEngineName
 	}
-	size += n
-	hasDesc, _, n, err := ReadLen(b[size:])
+	hasDesc, _, err := d.lenEnc() // as Redis's rdbLoadLen: an encoding byte is its low bits
 	if err != nil {
-		return "", 0, ErrDescIndicator
+		return "", ErrDescIndicator
 	}
-	size += n
 	if hasDesc != 0 {
-		if _, n, err = ReadString(b[size:]); err != nil {
-			return "", 0, ErrDescription
+		if _, err = d.str(); err != nil {
+			return "", ErrDescription
 		}
-		size += n
 	}
-	blob, n, err := ReadString(b[size:])
+	blob, err := d.str()
 	if err != nil {
-		return "", 0, ErrLibraryBlob
+		return "", ErrLibraryBlob
 	}
-	size += n
-	return "#!" + string(engine) + " name=" + string(name) + "\n" + string(blob), size, nil
+	return "#!" + string(engine) + " name=" + string(name) + "\n" + string(blob), nil
 }
