@@ -295,55 +295,48 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 // PLAIN quicklist node of its own.
 const plainThreshold = 1 << 30
 
-// appendQuicklist appends a QUICKLIST_2 of PACKED listpack nodes, cut as
-// list-max-listpack-size says (and PLAIN nodes for huge elements).
+// appendQuicklist appends a QUICKLIST_2 of PACKED listpack nodes, filled
+// as Redis 7.0's quicklist push fills them (_quicklistNodeAllowInsert)
+// under list-max-listpack-size, and PLAIN nodes for huge elements.
 func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 	fill := o.ListMaxListpackSize
-	maxBytes, maxCount := 8192, math.MaxInt // SIZE_SAFETY_LIMIT for counts
-	if fill > 0 {
-		maxCount = fill
-	} else {
-		maxBytes = 4096 << min(max(-fill-1, 0), 4)
-	}
-	var nodes [][]byte // listpacks; nil for a PLAIN node of the same index in plain
-	var plain [][]byte
-	var lp []byte
-	n := 0
-	cut := func() {
-		if n > 0 {
-			nodes = append(nodes, lpFinish(lp, n))
-			plain = append(plain, nil)
+	levels := [...]int{4096, 8192, 16384, 32768, 65536}
+	allow := func(nodeSz, count, sz int) bool {
+		newSz := nodeSz + sz + 8 // SIZE_ESTIMATE_OVERHEAD
+		if fill < 0 && -fill-1 < len(levels) {
+			return newSz <= levels[-fill-1]
 		}
-		lp, n = nil, 0
+		return newSz <= 8192 && count < fill // SIZE_SAFETY_LIMIT
 	}
+	type node struct {
+		lp    []byte // a listpack, or nil for a PLAIN node of elem
+		elem  []byte
+		count int
+	}
+	var nodes []node
+	var cur *node
 	for _, it := range items {
 		if len(it) >= plainThreshold {
-			cut()
-			nodes = append(nodes, nil)
-			plain = append(plain, it)
+			nodes = append(nodes, node{elem: it, count: 1})
+			cur = nil
 			continue
 		}
-		var e []byte
-		e = lpAppend(e, it)
-		if n > 0 && (n >= maxCount || len(lp)+len(e)+1 > maxBytes) {
-			cut()
+		if cur == nil || !allow(len(cur.lp)+1, cur.count, len(it)) {
+			nodes = append(nodes, node{lp: newListpack(0)})
+			cur = &nodes[len(nodes)-1]
 		}
-		if n == 0 {
-			lp = newListpack(0)
-		}
-		lp = append(lp, e...)
-		n++
+		cur.lp = lpAppend(cur.lp, it)
+		cur.count++
 	}
-	cut()
 	dst = AppendLen(dst, uint64(len(nodes)))
-	for i, node := range nodes {
-		if node == nil {
+	for _, n := range nodes {
+		if n.lp == nil {
 			dst = AppendLen(dst, quicklistPlain)
-			dst = AppendString(dst, plain[i], o.Compress)
+			dst = AppendString(dst, n.elem, o.Compress)
 			continue
 		}
 		dst = AppendLen(dst, quicklistPacked)
-		dst = AppendString(dst, node, o.Compress)
+		dst = AppendString(dst, lpFinish(n.lp, n.count), o.Compress)
 	}
 	return dst
 }
