@@ -2,10 +2,14 @@
 // one behind RDB files, DUMP/RESTORE payloads and FUNCTION DUMP/RESTORE. It
 // is a leaf package: it knows bytes, not redshard's keyspace or server.
 //
-// For now it holds the building blocks and what FUNCTION DUMP and FUNCTION
-// RESTORE need (DumpFunctions, ParseFunctions), byte-compatible with Redis
-// 7.0 (RDB version 10). The rest of the codec (value types, whole files)
-// grows on the same blocks.
+// It reads whole RDB files of versions 1 to 10 (Redis 2.6 to 7.0: Read,
+// Parse, with a Handler for what they find) and writes version 10 files as
+// Redis 7.0 does (Writer); it encodes and decodes DUMP payloads
+// (EncodeDump, DecodeDump) and FUNCTION DUMP payloads (DumpFunctions,
+// ParseFunctions). Values come and go in a neutral representation (Value:
+// a string, a list, a set, a sorted set or a hash), whatever Redis
+// encoding they had; the caller builds its own from it. Streams are not
+// read yet (UnsupportedTypeError), nor Redis 7.2's RDB 11.
 //
 // # Lengths
 //
@@ -63,6 +67,128 @@
 // the same reflected algorithm but with ^0 in and out, and takes the
 // polynomial bit-reversed (0x95ac9329ac4bc9b5), so CRC64 wraps it in two
 // complements.
+//
+// # Files
+//
+// A file is the magic "REDIS" and the version as 4 ASCII digits
+// ("REDIS0010"), then items, each an opcode byte or a value type byte:
+//
+//	250 AUX           name and value, two strings: redis-ver, redis-bits,
+//	                  ctime, used-mem, aof-base (Redis 7.0), repl-* ...
+//	254 SELECTDB      a length: the database of the keys that follow
+//	251 RESIZEDB      two lengths: the database's keys and keys with expiry
+//	252 EXPIRETIME_MS 8 bytes little-endian: the next key's expiry, Unix ms
+//	253 EXPIRETIME    4 bytes little-endian: the same in seconds (RDB < 3)
+//	248 IDLE          a length: the next key's LRU idle time, seconds
+//	249 FREQ          1 byte: the next key's LFU counter
+//	245 FUNCTION2     a library's code (see Functions)
+//	246 FUNCTION      a library in the 7.0-rc format
+//	247 MODULE_AUX    module data outside the keyspace: a length (the module
+//	                  id), the "when" as an opcode (2) and a length, then
+//	                  annotated data; Read skips it as redis-check-rdb does
+//	                  and reports the module's name (Handler.ModuleAux)
+//	255 EOF           then, from version 5, the CRC64 of every byte before
+//	                  it, 8 bytes little-endian; 0 means rdbchecksum was off
+//	0..21 a key       the value type, the key as a string, the value
+//
+// A module id is 64 bits: 9 characters of 6 bits each
+// ("A-Za-z0-9-_") naming the module type, then a 10-bit encoding version.
+// Values of module types (6, 7) cannot be loaded without the module: Read
+// returns a ModuleValueError naming it.
+//
+// # Values
+//
+// Every count and length below is a length (see Lengths), every element a
+// string (see Strings), unless said otherwise.
+//
+//	0  STRING           a string
+//	1  LIST             count, elements (Redis < 3.2)
+//	2  SET              count, members
+//	3  ZSET             count, member and score; a score is a length byte
+//	                    and that much ASCII text, or 253 nan, 254 +inf,
+//	                    255 -inf (Redis < 4.0)
+//	4  HASH             count, field and value
+//	5  ZSET_2           count, member and score as 8 bytes little-endian
+//	                    IEEE 754; Redis writes the skiplist tail first
+//	6, 7 MODULE         module id, then the module's data
+//	9  HASH_ZIPMAP      a string holding a zipmap (Redis < 2.6)
+//	10 LIST_ZIPLIST     a string holding a ziplist
+//	11 SET_INTSET       a string holding an intset
+//	12 ZSET_ZIPLIST     a ziplist of member, score (as text or integer), ...
+//	13 HASH_ZIPLIST     a ziplist of field, value, ...
+//	14 LIST_QUICKLIST   count, then that many ziplists (strings)
+//	15, 19, 21 STREAM   not read yet
+//	16 HASH_LISTPACK    a string holding a listpack of field, value, ...
+//	17 ZSET_LISTPACK    a listpack of member, score, ... sorted by score
+//	                    then member
+//	18 LIST_QUICKLIST_2 count, then per node a length, 2 PACKED (a
+//	                    listpack string follows) or 1 PLAIN (one element)
+//	20 SET_LISTPACK     Redis 7.2: not read
+//
+// A listpack: total bytes (4, little-endian), element count (2; 65535
+// means "count them"), entries, 0xFF. An entry is an encoding, its data,
+// and its backlen (the size of encoding and data, 7 bits a byte, most
+// significant first, every byte but the first with the high bit set):
+//
+//	0xxxxxxx                  7-bit unsigned integer
+//	10xxxxxx + data           string of up to 63 bytes
+//	110xxxxx yyyyyyyy         13-bit signed integer
+//	1110xxxx yyyyyyyy + data  string of up to 4095 bytes
+//	11110000 + 4 bytes + data string, 32-bit little-endian length
+//	11110001..11110100        16, 24, 32, 64-bit signed integer, little-endian
+//
+// A ziplist: total bytes (4), offset of the last entry (4), count (2),
+// entries, 0xFF. An entry is the previous entry's size (1 byte below 254,
+// else 0xFE and 4 bytes), then 00xxxxxx, 01xxxxxx+1 (big-endian) or
+// 0x80+4 (big-endian) string lengths and the bytes, or integers: 0xC0
+// int16, 0xD0 int32, 0xE0 int64, 0xF0 int24, 0xFE int8 (little-endian),
+// 0xF1..0xFD the values 0..12. An intset: encoding (4: 2, 4 or 8 bytes an
+// integer), count (4), the integers little-endian, strictly ascending. A
+// zipmap: a count byte (254 and up: unknown), then per pair the key
+// length (1 byte below 254, else 254 and 4 bytes), key, value length, a
+// free-bytes count (1 byte), value and the free bytes; then 0xFF.
+// Integer entries read back as their decimal text.
+//
+// Writers store strings that are the canonical decimal text of an int64
+// as integers, in the smallest encoding: Redis's lpAppend does, and this
+// package's writer too; a zset listpack score that is an integer (within
+// ±2^62) is stored as one, any other as its %.17g text ("inf", "-inf").
+//
+// # Reading rules
+//
+// Read takes an io.Reader and Parse a []byte; both report the same and
+// check the same. Every declared length or count is checked against the
+// input before anything is allocated: Parse against the bytes left, Read
+// by reading at most a megabyte ahead of what it has, so a bogus length
+// ends in ErrShort, never in a huge allocation. Blobs are walked entirely:
+// sizes, counts, terminators, backlens and prevlens must agree, intsets
+// must be sorted; sets, hashes and sorted sets must not repeat a member
+// (ErrDuplicate), and scores must not be NaN (ErrNaNScore). Empty
+// collections are skipped, as Redis skips them (Summary.Empty). Malformed
+// input is an *Error with the offset of the item; nothing panics. Trailing
+// bytes after EOF and its checksum are ignored, as Redis ignores them.
+//
+// # Writing rules
+//
+// Writer writes what Redis 7.0's rdbSaveRio does: the magic "REDIS0010";
+// aux fields redis-ver "7.0.15", redis-bits "64", ctime, used-mem, any
+// extra (Header.Extra), aof-base; FUNCTION2 per library; per database
+// SELECTDB and RESIZEDB; per key EXPIRETIME_MS if it expires, the type,
+// the key and the value; EOF; the CRC64 (0 with Options.Checksum off).
+// Encodings are those Redis 7.0 gives a value built by commands under the
+// same thresholds (Options, named after the configuration): lists are
+// QUICKLIST_2 of listpack nodes filled as Redis's quicklist fills them
+// under list-max-listpack-size, with a PLAIN node for an element of 1 GB
+// or more; a set is SET_INTSET if its members are all integers and at
+// most set-max-intset-entries, else SET; a hash is HASH_LISTPACK within
+// hash-max-listpack-entries and -value (field and value lengths), else
+// HASH; a sorted set ZSET_LISTPACK within zset-max-listpack-entries and
+// -value, else ZSET_2. Strings are integer-encoded and LZF-compressed as
+// AppendString says (Options.Compress: rdbcompression). Without
+// compression, a DUMP payload from EncodeDump is byte-equal to Redis's
+// for every encoding whose order is fixed (all but SET and HASH, which
+// follow Redis's hash table order); this package's LZF is valid but
+// finds other matches than Redis's.
 //
 // # Functions
 //

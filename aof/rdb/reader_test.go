@@ -101,7 +101,10 @@ func file(ver int, body []byte) []byte {
 }
 
 // oldFile is every item and encoding Redis 2.6 to 6.2 could write.
-func oldFile(ver int) ([]byte, []fixtureKey) {
+func oldFile(ver int) ([]byte, []fixtureKey) { return oldFileSized(ver, 20000) }
+
+// oldFileSized is oldFile with a ziplist string of big bytes.
+func oldFileSized(ver, big int) ([]byte, []fixtureKey) {
 	var b []byte
 	var want []fixtureKey
 	key := func(db int, t byte, name string, v Value, exp int64) {
@@ -124,9 +127,11 @@ func oldFile(ver int) ([]byte, []fixtureKey) {
 	b = append(rawStr(b, "d"), 2, '-', '3')
 	// EXPIRETIME in seconds, then a zipmap hash.
 	b = binary.LittleEndian.AppendUint32(append(b, OpExpireTime), 2000000000)
-	key(0, TypeHashZipmap, "zipmap", hash(2, func(i int) (string, string) { return []string{"f1", strings.Repeat("k", 300)}[i], []string{"v1", strings.Repeat("v", 260)}[i] }), 2000000000000)
+	key(0, TypeHashZipmap, "zipmap", hash(2, func(i int) (string, string) {
+		return []string{"f1", strings.Repeat("k", 300)}[i], []string{"v1", strings.Repeat("v", 260)}[i]
+	}), 2000000000000)
 	b = rawStr(b, string(zipmap("f1", "v1", strings.Repeat("k", 300), strings.Repeat("v", 260))))
-	items := []string{"0", "12", "13", "-1", "127", "-128", "300", "-32768", "70000", "-8388608", "2147483647", "-9000000000", "x", strings.Repeat("y", 70), strings.Repeat("z", 20000)}
+	items := []string{"0", "12", "13", "-1", "127", "-128", "300", "-32768", "70000", "-8388608", "2147483647", "-9000000000", "x", strings.Repeat("y", 70), strings.Repeat("z", big)}
 	key(0, TypeListZiplist, "ziplist", list(strs(items...)), -1)
 	b = rawStr(b, string(ziplist(items...)))
 	key(0, TypeZSetZiplist, "zsetzl", zset(strs("a", "b"), func(i int) float64 { return []float64{-2, 0.25}[i] }), -1)

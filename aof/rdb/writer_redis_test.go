@@ -13,7 +13,7 @@ import (
 )
 
 // writeFixture writes the data set (and the library) with a Writer.
-func writeFixture(t *testing.T, opts Options, keys []fixtureKey) []byte {
+func writeFixture(t testing.TB, opts Options, keys []fixtureKey) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, opts, Header{CTime: time.Now().Unix(), UsedMem: 1234567})

@@ -1,0 +1,90 @@
+package rdb
+
+import (
+	"bytes"
+	"os"
+	"runtime/metrics"
+	"testing"
+)
+
+// FuzzReadRDB: Read and Parse never panic, agree with each other, and
+// allocate in proportion to the input, however bogus its lengths; a file
+// they accept survives Writer and Parse unchanged. The input is also tried
+// as a body between a magic and an EOF with its CRC, and as a DUMP value.
+func FuzzReadRDB(f *testing.F) {
+	old, _ := oldFileSized(9, 300)
+	f.Add(old)
+	small := []fixtureKey{}
+	for _, k := range fixtureKeys() {
+		if k.v.Len() < 20 && len(k.v.Str) < 100 {
+			small = append(small, k)
+		}
+	}
+	f.Add(writeFixture(f, DefaultOptions(), small))
+	if b, err := os.ReadFile(fixtureFile); err == nil {
+		f.Add(b[:1024])
+	}
+	f.Add(file(10, AppendLen(rawStr([]byte{TypeList}, "k"), 1<<62)))
+	f.Add([]byte{TypeListQuicklist2, 1, 'k', 1, 2, 0x0b, 0x0b, 0, 0, 0, 1, 0, 0x81, 'a', 2, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		framed := file(10, data)
+		for _, in := range [][]byte{data, framed} {
+			before := allocated()
+			var keys []fixtureKey
+			s, err := Parse(in, &Handler{Key: func(e *Entry) error {
+				keys = append(keys, fixtureKey{db: e.DB, key: string(e.Key), v: e.Value, expireMS: -1})
+				return nil
+			}})
+			// LZF expands at most 264 times, a listpack byte becomes at
+			// most a slice header and a small number's text.
+			if alloc := allocated() - before; alloc > uint64(len(in))*264*64+8<<20 {
+				t.Fatalf("%d bytes of input allocated %d", len(in), alloc)
+			}
+			s2, err2 := Read(bytes.NewReader(in), nil)
+			if (err == nil) != (err2 == nil) || (err == nil && (s.Keys != s2.Keys || s.Checksum != s2.Checksum)) {
+				t.Fatalf("Parse %+v %v, Read %+v %v", s, err, s2, err2)
+			}
+			if err != nil {
+				continue
+			}
+			var buf bytes.Buffer
+			w, _ := NewWriter(&buf, DefaultOptions(), Header{})
+			for _, k := range keys {
+				w.SelectDB(k.db, 1, 0)
+				if err := w.Key([]byte(k.key), -1, &k.v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			i := 0
+			if _, err := Parse(buf.Bytes(), &Handler{Key: func(e *Entry) error {
+				if i >= len(keys) || string(e.Key) != keys[i].key || !valuesEqual(e.Value, keys[i].v) {
+					t.Fatalf("key %d rewritten differs", i)
+				}
+				i++
+				return nil
+			}}); err != nil || i != len(keys) {
+				t.Fatalf("rewrite: %d of %d keys, %v", i, len(keys), err)
+			}
+		}
+		if v, err := DecodeDump(AppendFooter(bytes.Clone(data))); err == nil {
+			p, err := EncodeDump(&v, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, err := DecodeDump(p); err != nil || !valuesEqual(again, v) {
+				t.Fatalf("DUMP round trip: %v", err)
+			}
+		}
+	})
+}
+
+// allocated is the bytes allocated on the heap so far, without the
+// stop-the-world of runtime.ReadMemStats.
+func allocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
