@@ -12,7 +12,7 @@ import (
 // they accept survives Writer and Parse unchanged. The input is also tried
 // as a body between a magic and an EOF with its CRC, and as a DUMP value.
 func FuzzReadRDB(f *testing.F) {
-	old, _ := oldFileSized(9, 300)
+	old, _ := oldFileSized(9, 300, true)
 	f.Add(old)
 	small := []fixtureKey{}
 	for _, k := range fixtureKeys() {

@@ -101,10 +101,11 @@ func file(ver int, body []byte) []byte {
 }
 
 // oldFile is every item and encoding Redis 2.6 to 6.2 could write.
-func oldFile(ver int) ([]byte, []fixtureKey) { return oldFileSized(ver, 20000) }
+func oldFile(ver int) ([]byte, []fixtureKey) { return oldFileSized(ver, 20000, true) }
 
-// oldFileSized is oldFile with a ziplist string of big bytes.
-func oldFileSized(ver, big int) ([]byte, []fixtureKey) {
+// oldFileSized is oldFile with a ziplist string of big bytes, and the
+// empty set if empty.
+func oldFileSized(ver, big int, empty bool) ([]byte, []fixtureKey) {
 	var b []byte
 	var want []fixtureKey
 	key := func(db int, t byte, name string, v Value, exp int64) {
@@ -148,8 +149,8 @@ func oldFileSized(ver, big int) ([]byte, []fixtureKey) {
 	key(3, TypeString, "idle", str("v"), -1)
 	b = rawStr(b, "v")
 	b = append(b, OpFreq, 7)
-	b = binary.LittleEndian.AppendUint64(append(b, OpExpireTimeMS), 1700000000123)
-	key(3, TypeSetIntset, "intset", set(strs("-70000", "1", "5")), 1700000000123)
+	b = binary.LittleEndian.AppendUint64(append(b, OpExpireTimeMS), 4102444800123)
+	key(3, TypeSetIntset, "intset", set(strs("-70000", "1", "5")), 4102444800123)
 	is := binary.LittleEndian.AppendUint32(nil, 4)
 	is = binary.LittleEndian.AppendUint32(is, 3)
 	for _, v := range []int32{-70000, 1, 5} {
@@ -167,7 +168,9 @@ func oldFileSized(ver, big int) ([]byte, []fixtureKey) {
 	b = rawStr(AppendLen(b, quicklistPlain), "plain")
 	b = rawStr(AppendLen(b, quicklistPacked), string(listpack("b")))
 	// An empty set is skipped, as Redis skips it.
-	b = AppendLen(rawStr(append(b, TypeSet), "emptyset"), 0)
+	if empty {
+		b = AppendLen(rawStr(append(b, TypeSet), "emptyset"), 0)
+	}
 	return file(ver, b), want
 }
 
@@ -450,5 +453,39 @@ func TestDecodeDumpErrors(t *testing.T) {
 	}
 	if _, err := DecodeDump(AppendFooter([]byte{TypeString, 5, 'a'})); !errors.Is(err, ErrShort) {
 		t.Error(err)
+	}
+}
+
+// TestReadLarge: values bigger than the reader's buffer and read-ahead
+// (chunk), through Read, come back whole.
+func TestReadLarge(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 3<<20/16+5)
+	big[12345] = 'x'
+	keys := []fixtureKey{
+		{0, "big", Value{Kind: KindString, Str: big}, -1, TypeString},
+		{0, "list", list(seq(200000, func(i int) string { return strconv.Itoa(i % 1000) })), -1, TypeListQuicklist2},
+		{0, "hash", hash(1, func(int) (string, string) { return "f", string(big[:2<<20]) }), -1, TypeHash},
+	}
+	for _, compress := range []bool{false, true} {
+		o := DefaultOptions()
+		o.Compress = compress
+		b := writeFixture(t, o, keys)
+		for _, stream := range []bool{false, true} {
+			fc := &fileContents{}
+			var err error
+			h := &Handler{Key: func(e *Entry) error {
+				fc.keys = append(fc.keys, fixtureKey{e.DB, string(e.Key), e.Value, -1, e.Value.Type})
+				return nil
+			}}
+			if stream {
+				_, err = Read(bytes.NewReader(b), h)
+			} else {
+				_, err = Parse(b, h)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkContents(t, fc, keys, true)
+		}
 	}
 }

@@ -173,3 +173,27 @@ func TestDumpRedisServer(t *testing.T) {
 		})
 	}
 }
+
+// TestOldEncodingsRedisServer: the hand-built file of pre-7.0 encodings
+// (oldFile) is what redis-server 7.0 reads too: it loads with the data the
+// reader tests expect, which checks this package's test encoders of
+// ziplists, zipmaps and text scores against Redis's loader.
+func TestOldEncodingsRedisServer(t *testing.T) {
+	dir := t.TempDir()
+	// redis-check-rdb calls an empty key an error; the server skips it.
+	noEmpty, _ := oldFileSized(9, 20000, false)
+	if err := os.WriteFile(filepath.Join(dir, "old.rdb"), noEmpty, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if check, err := exec.LookPath("redis-check-rdb"); err == nil {
+		if out, err := exec.Command(check, filepath.Join(dir, "old.rdb")).CombinedOutput(); err != nil || !strings.Contains(string(out), "RDB looks OK") {
+			t.Fatalf("redis-check-rdb: %v\n%s", err, out)
+		}
+	}
+	b, want := oldFile(9)
+	if err := os.WriteFile(filepath.Join(dir, "old.rdb"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startRedis(t, dir, "--dbfilename", "old.rdb")
+	checkServer(t, c, want)
+}
