@@ -120,7 +120,9 @@ type HashField struct {
 // Value is a decoded value in a neutral representation, whichever of
 // Redis's encodings it was read from; callers build their own encoding
 // from it. Only the field of its Kind is set. Integer elements of
-// ziplists, listpacks and intsets come back as their decimal text.
+// ziplists, listpacks and intsets come back as their decimal text. The
+// reader refuses repeated members and fields; the writer expects none
+// (Redis refuses a file or payload that has them).
 type Value struct {
 	Kind  Kind
 	Str   []byte      // KindString
