@@ -1,0 +1,950 @@
+package shard
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// Streams (Redis 7.0's t_stream.c): entries ordered by ID, consumer groups
+// with their pending entries lists.
+//
+// Storage: entries sit in nodes of at most streamNodeMax entries; a node
+// keeps its IDs in one slice and all its fields and values in one byte
+// buffer (length-prefixed), so the collector sees two pointers per node, not
+// one object per entry.
+
+var streamCommands = []Command{
+	{Name: "xadd", Run: cmdXadd},
+	{Name: "xlen", Run: cmdXlen},
+	{Name: "xrange", Run: cmdXrange},
+	{Name: "xrevrange", Run: cmdXrevrange},
+	{Name: "xdel", Run: cmdXdel},
+	{Name: "xtrim", Run: cmdXtrim},
+}
+
+type streamID struct{ ms, seq uint64 }
+
+func (a streamID) cmp(b streamID) int {
+	switch {
+	case a.ms < b.ms:
+		return -1
+	case a.ms > b.ms:
+		return 1
+	case a.seq < b.seq:
+		return -1
+	case a.seq > b.seq:
+		return 1
+	}
+	return 0
+}
+
+func (a streamID) isZero() bool { return a.ms == 0 && a.seq == 0 }
+
+func (a streamID) incr() (streamID, bool) {
+	if a.seq == math.MaxUint64 {
+		if a.ms == math.MaxUint64 {
+			return a, false
+		}
+		return streamID{a.ms + 1, 0}, true
+	}
+	return streamID{a.ms, a.seq + 1}, true
+}
+
+func (a streamID) decr() (streamID, bool) {
+	if a.seq == 0 {
+		if a.ms == 0 {
+			return a, false
+		}
+		return streamID{a.ms - 1, math.MaxUint64}, true
+	}
+	return streamID{a.ms, a.seq - 1}, true
+}
+
+func (a streamID) bytes() []byte {
+	b := strconv.AppendUint(make([]byte, 0, 41), a.ms, 10)
+	b = append(b, '-')
+	return strconv.AppendUint(b, a.seq, 10)
+}
+
+const streamNodeMax = 100
+
+// snode is a run of consecutive entries.
+type snode struct {
+	ids  []streamID
+	offs []uint32 // start of each entry in data
+	data []byte   // per entry: uvarint npairs, then uvarint len + bytes for each field and value
+}
+
+type streamObj struct {
+	nodes        []*snode
+	length       int64
+	lastID       streamID
+	firstID      streamID
+	maxDeletedID streamID
+	entriesAdded int64
+	groups       []*streamGroup // sorted by name
+	mem          int
+}
+
+type streamNACK struct {
+	deliveryTime  int64
+	deliveryCount int64
+	consumer      *streamConsumer
+}
+
+type streamConsumer struct {
+	name     string
+	seenTime int64
+	pel      map[streamID]*streamNACK
+}
+
+type streamGroup struct {
+	name        string
+	lastID      streamID
+	entriesRead int64 // -1: invalid
+	pel         map[streamID]*streamNACK
+	consumers   []*streamConsumer // sorted by name
+}
+
+func (g *streamGroup) sortedPEL(pel map[streamID]*streamNACK) []streamID {
+	ids := make([]streamID, 0, len(pel))
+	for id := range pel {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].cmp(ids[j]) < 0 })
+	return ids
+}
+
+func (g *streamGroup) consumer(name []byte) *streamConsumer {
+	i := sort.Search(len(g.consumers), func(i int) bool { return g.consumers[i].name >= string(name) })
+	if i < len(g.consumers) && g.consumers[i].name == string(name) {
+		return g.consumers[i]
+	}
+	return nil
+}
+
+func (g *streamGroup) addConsumer(name []byte, now int64) *streamConsumer {
+	i := sort.Search(len(g.consumers), func(i int) bool { return g.consumers[i].name >= string(name) })
+	if i < len(g.consumers) && g.consumers[i].name == string(name) {
+		return nil
+	}
+	c := &streamConsumer{name: string(name), seenTime: now, pel: map[streamID]*streamNACK{}}
+	g.consumers = append(g.consumers, nil)
+	copy(g.consumers[i+1:], g.consumers[i:])
+	g.consumers[i] = c
+	return c
+}
+
+func (g *streamGroup) delConsumer(c *streamConsumer) {
+	for id := range c.pel {
+		delete(g.pel, id)
+	}
+	for i, o := range g.consumers {
+		if o == c {
+			g.consumers = append(g.consumers[:i], g.consumers[i+1:]...)
+			return
+		}
+	}
+}
+
+func (s *streamObj) group(name []byte) *streamGroup {
+	for _, g := range s.groups {
+		if g.name == string(name) {
+			return g
+		}
+	}
+	return nil
+}
+
+func (s *streamObj) Mem() int { return 128 + s.mem }
+
+func (s *streamObj) Copy() Object {
+	n := *s
+	n.nodes = make([]*snode, len(s.nodes))
+	for i, nd := range s.nodes {
+		n.nodes[i] = &snode{ids: append([]streamID(nil), nd.ids...), offs: append([]uint32(nil), nd.offs...),
+			data: append([]byte(nil), nd.data...)}
+	}
+	n.groups = nil
+	for _, g := range s.groups {
+		ng := &streamGroup{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead, pel: map[streamID]*streamNACK{}}
+		for _, c := range g.consumers {
+			nc := &streamConsumer{name: c.name, seenTime: c.seenTime, pel: map[streamID]*streamNACK{}}
+			for id, nk := range c.pel {
+				x := &streamNACK{nk.deliveryTime, nk.deliveryCount, nc}
+				nc.pel[id] = x
+				ng.pel[id] = x
+			}
+			ng.consumers = append(ng.consumers, nc)
+		}
+		n.groups = append(n.groups, ng)
+	}
+	return &n
+}
+
+// entry returns the fields and values of entry i of nd.
+func (nd *snode) entry(i int, dst [][]byte) [][]byte {
+	b := nd.data[nd.offs[i]:]
+	n, k := binary.Uvarint(b)
+	b = b[k:]
+	for j := 0; j < int(n)*2; j++ {
+		l, k := binary.Uvarint(b)
+		b = b[k:]
+		dst = append(dst, b[:l:l])
+		b = b[l:]
+	}
+	return dst
+}
+
+func (nd *snode) entryBytes(i int) int {
+	end := len(nd.data)
+	if i+1 < len(nd.offs) {
+		end = int(nd.offs[i+1])
+	}
+	return end - int(nd.offs[i])
+}
+
+func (s *streamObj) appendEntry(id streamID, fv [][]byte) {
+	var nd *snode
+	if len(s.nodes) > 0 {
+		nd = s.nodes[len(s.nodes)-1]
+		if len(nd.ids) >= streamNodeMax {
+			nd = nil
+		}
+	}
+	if nd == nil {
+		nd = &snode{}
+		s.nodes = append(s.nodes, nd)
+	}
+	before := cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
+	nd.ids = append(nd.ids, id)
+	nd.offs = append(nd.offs, uint32(len(nd.data)))
+	nd.data = binary.AppendUvarint(nd.data, uint64(len(fv)/2))
+	for _, f := range fv {
+		nd.data = binary.AppendUvarint(nd.data, uint64(len(f)))
+		nd.data = append(nd.data, f...)
+	}
+	s.mem += cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4 - before
+	s.length++
+	s.entriesAdded++
+	s.lastID = id
+	if s.length == 1 {
+		s.firstID = id
+	}
+}
+
+// find locates id: node index and position, ok when present.
+func (s *streamObj) find(id streamID) (int, int, bool) {
+	ni := sort.Search(len(s.nodes), func(i int) bool {
+		ids := s.nodes[i].ids
+		return ids[len(ids)-1].cmp(id) >= 0
+	})
+	if ni == len(s.nodes) {
+		return ni, 0, false
+	}
+	ids := s.nodes[ni].ids
+	j := sort.Search(len(ids), func(i int) bool { return ids[i].cmp(id) >= 0 })
+	return ni, j, j < len(ids) && ids[j] == id
+}
+
+func (s *streamObj) exists(id streamID) bool { _, _, ok := s.find(id); return ok }
+
+// removeAt deletes entry j of node ni.
+func (s *streamObj) removeAt(ni, j int) {
+	nd := s.nodes[ni]
+	sz := nd.entryBytes(j)
+	start := int(nd.offs[j])
+	copy(nd.data[start:], nd.data[start+sz:])
+	nd.data = nd.data[:len(nd.data)-sz]
+	copy(nd.offs[j:], nd.offs[j+1:])
+	nd.offs = nd.offs[:len(nd.offs)-1]
+	for k := j; k < len(nd.offs); k++ {
+		nd.offs[k] -= uint32(sz)
+	}
+	copy(nd.ids[j:], nd.ids[j+1:])
+	nd.ids = nd.ids[:len(nd.ids)-1]
+	s.length--
+	if len(nd.ids) == 0 {
+		s.mem -= cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
+		copy(s.nodes[ni:], s.nodes[ni+1:])
+		s.nodes[len(s.nodes)-1] = nil
+		s.nodes = s.nodes[:len(s.nodes)-1]
+	}
+}
+
+func (s *streamObj) fixFirst() {
+	if s.length == 0 {
+		s.firstID = streamID{}
+	} else {
+		s.firstID = s.nodes[0].ids[0]
+	}
+}
+
+func (s *streamObj) lastValid() streamID {
+	if s.length == 0 {
+		return streamID{}
+	}
+	nd := s.nodes[len(s.nodes)-1]
+	return nd.ids[len(nd.ids)-1]
+}
+
+// each calls fn for entries in [start, end] in order (rev: backwards) until fn returns false.
+func (s *streamObj) each(start, end streamID, rev bool, fn func(nd *snode, j int) bool) {
+	if start.cmp(end) > 0 {
+		return
+	}
+	if !rev {
+		ni, j, _ := s.find(start)
+		for ; ni < len(s.nodes); ni, j = ni+1, 0 {
+			nd := s.nodes[ni]
+			for ; j < len(nd.ids); j++ {
+				if nd.ids[j].cmp(end) > 0 || !fn(nd, j) {
+					return
+				}
+			}
+		}
+		return
+	}
+	ni, j, ok := s.find(end)
+	if !ok {
+		j--
+	}
+	if ni == len(s.nodes) {
+		ni--
+		if ni < 0 {
+			return
+		}
+		j = len(s.nodes[ni].ids) - 1
+	}
+	for ; ni >= 0; ni-- {
+		nd := s.nodes[ni]
+		if j < 0 {
+			j = len(nd.ids) - 1
+		}
+		for ; j >= 0; j-- {
+			if nd.ids[j].cmp(start) < 0 || !fn(nd, j) {
+				return
+			}
+		}
+		j = -1
+	}
+}
+
+// trim removes entries from the head; returns how many.
+func (s *streamObj) trim(maxlen int64, minid *streamID, approx bool, limit int64) int64 {
+	var deleted int64
+	for len(s.nodes) > 0 {
+		if minid == nil && s.length <= maxlen {
+			break
+		}
+		nd := s.nodes[0]
+		entries := int64(len(nd.ids))
+		if limit > 0 && deleted+entries > limit {
+			break
+		}
+		var whole bool
+		if minid == nil {
+			whole = s.length-entries >= maxlen
+		} else {
+			whole = nd.ids[len(nd.ids)-1].cmp(*minid) < 0
+		}
+		if whole {
+			s.mem -= cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
+			s.nodes[0] = nil
+			s.nodes = s.nodes[1:]
+			s.length -= entries
+			deleted += entries
+			continue
+		}
+		if approx {
+			break
+		}
+		for len(nd.ids) > 0 {
+			if minid == nil && s.length <= maxlen || minid != nil && nd.ids[0].cmp(*minid) >= 0 {
+				break
+			}
+			s.removeAt(0, 0)
+			deleted++
+		}
+		break
+	}
+	if deleted > 0 {
+		s.fixFirst()
+	}
+	return deleted
+}
+
+func (s *streamObj) hasTombstones(start, end *streamID) bool {
+	if s.length == 0 || s.maxDeletedID.isZero() {
+		return false
+	}
+	if s.firstID.cmp(s.maxDeletedID) > 0 {
+		return false
+	}
+	st := streamID{}
+	if start != nil {
+		st = *start
+	}
+	en := streamID{math.MaxUint64, math.MaxUint64}
+	if end != nil {
+		en = *end
+	}
+	return st.cmp(s.maxDeletedID) <= 0 && s.maxDeletedID.cmp(en) <= 0
+}
+
+func (s *streamObj) estimateDistance(id streamID) int64 {
+	if s.entriesAdded == 0 {
+		return 0
+	}
+	if s.length == 0 && id.cmp(s.lastID) < 1 {
+		return s.entriesAdded
+	}
+	c := id.cmp(s.lastID)
+	if c == 0 {
+		return s.entriesAdded
+	} else if c > 0 {
+		return -1
+	}
+	cf := id.cmp(s.firstID)
+	if s.maxDeletedID.isZero() || s.maxDeletedID.cmp(s.firstID) < 0 {
+		if cf < 0 {
+			return s.entriesAdded - s.length
+		} else if cf == 0 {
+			return s.entriesAdded - s.length + 1
+		}
+	}
+	return -1
+}
+
+// Dump recreates the stream as Redis's rewriteStreamObject does.
+func (s *streamObj) Dump(key []byte) [][][]byte {
+	var cmds [][][]byte
+	var fv [][]byte
+	if s.length > 0 {
+		s.each(streamID{}, streamID{math.MaxUint64, math.MaxUint64}, false, func(nd *snode, j int) bool {
+			cmd := [][]byte{[]byte("XADD"), key, nd.ids[j].bytes()}
+			fv = nd.entry(j, fv[:0])
+			cmd = append(cmd, fv...)
+			cmds = append(cmds, cmd)
+			return true
+		})
+	} else {
+		cmds = append(cmds, [][]byte{[]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), s.lastID.bytes(), []byte("x"), []byte("y")})
+	}
+	cmds = append(cmds, [][]byte{[]byte("XSETID"), key, s.lastID.bytes(), []byte("ENTRIESADDED"),
+		[]byte(strconv.FormatInt(s.entriesAdded, 10)), []byte("MAXDELETEDID"), s.maxDeletedID.bytes()})
+	for _, g := range s.groups {
+		cmds = append(cmds, [][]byte{[]byte("XGROUP"), []byte("CREATE"), key, []byte(g.name), g.lastID.bytes(),
+			[]byte("ENTRIESREAD"), []byte(strconv.FormatInt(g.entriesRead, 10))})
+		for _, id := range g.sortedPEL(g.pel) {
+			nk := g.pel[id]
+			cmds = append(cmds, [][]byte{[]byte("XCLAIM"), key, []byte(g.name), []byte(nk.consumer.name), []byte("0"), id.bytes(),
+				[]byte("TIME"), []byte(strconv.FormatInt(nk.deliveryTime, 10)), []byte("RETRYCOUNT"),
+				[]byte(strconv.FormatInt(nk.deliveryCount, 10)), []byte("JUSTID"), []byte("FORCE")})
+		}
+		for _, c := range g.consumers {
+			if len(c.pel) == 0 {
+				cmds = append(cmds, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), key, []byte(g.name), []byte(c.name)})
+			}
+		}
+	}
+	return cmds
+}
+
+// ID parsing.
+
+const errInvalidStreamID = "ERR Invalid stream ID specified as stream command argument"
+
+// parseStreamID is streamGenericParseIDOrReply; seqGiven non-nil accepts ms-*.
+func parseStreamID(b []byte, missingSeq uint64, strict bool, seqGiven *bool) (streamID, bool) {
+	if len(b) > 127 {
+		return streamID{}, false
+	}
+	if strict && len(b) == 1 && (b[0] == '-' || b[0] == '+') {
+		return streamID{}, false
+	}
+	if seqGiven != nil {
+		*seqGiven = true
+	}
+	if len(b) == 1 && b[0] == '-' {
+		return streamID{}, true
+	}
+	if len(b) == 1 && b[0] == '+' {
+		return streamID{math.MaxUint64, math.MaxUint64}, true
+	}
+	msPart, seqPart, dash := b, []byte(nil), false
+	for i, ch := range b {
+		if ch == '-' {
+			msPart, seqPart, dash = b[:i], b[i+1:], true
+			break
+		}
+	}
+	ms, ok := parseUint64(msPart)
+	if !ok {
+		return streamID{}, false
+	}
+	seq := missingSeq
+	if dash {
+		if seqGiven != nil && len(seqPart) == 1 && seqPart[0] == '*' {
+			seq = 0
+			*seqGiven = false
+		} else if seq, ok = parseUint64(seqPart); !ok {
+			return streamID{}, false
+		}
+	}
+	return streamID{ms, seq}, true
+}
+
+// parseUint64 is Redis's string2ull (strtoull, rejecting a sign or junk).
+func parseUint64(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	if b[0] == '-' {
+		v, ok := ParseInt(b)
+		return uint64(v), ok
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	return v, err == nil
+}
+
+func parseIntervalID(c *Ctx, b []byte, missingSeq uint64) (streamID, bool, bool) {
+	ex := len(b) > 1 && b[0] == '('
+	var id streamID
+	var ok bool
+	if ex {
+		id, ok = parseStreamID(b[1:], missingSeq, true, nil)
+	} else {
+		id, ok = parseStreamID(b, missingSeq, false, nil)
+	}
+	if !ok {
+		c.Err(errInvalidStreamID)
+	}
+	return id, ex, ok
+}
+
+func (c *Ctx) streamID(id streamID) { c.bulkID(id) }
+
+func (c *Ctx) bulkID(id streamID) {
+	b := id.bytes()
+	c.Out = append(c.Out, '$')
+	c.Out = strconv.AppendInt(c.Out, int64(len(b)), 10)
+	c.Out = append(c.Out, "\r\n"...)
+	c.Out = append(c.Out, b...)
+	c.Out = append(c.Out, "\r\n"...)
+}
+
+func (c *Ctx) replyEntry(nd *snode, j int, fv [][]byte) [][]byte {
+	c.Array(2)
+	c.streamID(nd.ids[j])
+	fv = nd.entry(j, fv[:0])
+	c.Array(len(fv))
+	for _, f := range fv {
+		c.Bulk(f)
+	}
+	return fv
+}
+
+// streamLookup: s nil if missing; ok false after WRONGTYPE.
+func streamLookup(c *Ctx, db *DB, key []byte, write bool) (*streamObj, int32, bool) {
+	var slot int32
+	if write {
+		slot = db.Write(key)
+	} else {
+		slot = db.Read(key)
+	}
+	if slot < 0 {
+		return nil, -1, true
+	}
+	if db.Type(slot) != TypeStream {
+		c.Err(ErrWrongType)
+		return nil, -1, false
+	}
+	return db.Obj(slot).(*streamObj), slot, true
+}
+
+func signalStream(db *DB, key []byte) {
+	if db.sh.OnReady != nil {
+		db.sh.OnReady(db, key)
+	}
+}
+
+type trimArgs struct {
+	strategy int // 0 none, 1 maxlen, 2 minid
+	approx   bool
+	maxlen   int64
+	minid    streamID
+	limit    int64
+	argIdx   int
+	noMk     bool
+	id       streamID
+	idGiven  bool
+	seqGiven bool
+}
+
+func parseTrimArgs(c *Ctx, argv [][]byte, xadd bool) (trimArgs, int, bool) {
+	var a trimArgs
+	limitGiven := false
+	i := 2
+	for ; i < len(argv); i++ {
+		more := len(argv) - 1 - i
+		opt := argv[i]
+		switch {
+		case xadd && len(opt) == 1 && opt[0] == '*':
+			goto done
+		case EqualFold(opt, "maxlen") && more > 0, EqualFold(opt, "minid") && more > 0:
+			if a.strategy != 0 {
+				c.Err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				return a, -1, false
+			}
+			a.approx = false
+			next := argv[i+1]
+			if more >= 2 && len(next) == 1 && next[0] == '~' {
+				a.approx = true
+				i++
+			} else if more >= 2 && len(next) == 1 && next[0] == '=' {
+				i++
+			}
+			if EqualFold(opt, "maxlen") {
+				v, ok := ParseInt(argv[i+1])
+				if !ok {
+					c.Err(ErrNotInt)
+					return a, -1, false
+				}
+				if v < 0 {
+					c.Err("ERR The MAXLEN argument must be >= 0.")
+					return a, -1, false
+				}
+				a.maxlen, a.strategy = v, 1
+			} else {
+				id, ok := parseStreamID(argv[i+1], 0, true, nil)
+				if !ok {
+					c.Err(errInvalidStreamID)
+					return a, -1, false
+				}
+				a.minid, a.strategy = id, 2
+			}
+			i++
+			a.argIdx = i
+		case EqualFold(opt, "limit") && more > 0:
+			v, ok := ParseInt(argv[i+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return a, -1, false
+			}
+			if v < 0 {
+				c.Err("ERR The LIMIT argument must be >= 0.")
+				return a, -1, false
+			}
+			a.limit, limitGiven = v, true
+			i++
+		case xadd && EqualFold(opt, "nomkstream"):
+			a.noMk = true
+		case xadd:
+			id, ok := parseStreamID(opt, 0, true, &a.seqGiven)
+			if !ok {
+				c.Err(errInvalidStreamID)
+				return a, -1, false
+			}
+			a.id, a.idGiven = id, true
+			goto done
+		default:
+			c.Err(ErrSyntax)
+			return a, -1, false
+		}
+	}
+done:
+	if a.limit != 0 && a.strategy == 0 {
+		c.Err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		return a, -1, false
+	}
+	if !xadd && a.strategy == 0 {
+		c.Err("ERR syntax error, XTRIM must be called with a trimming strategy")
+		return a, -1, false
+	}
+	if c.DBOf(argv[1]).sh.Loading {
+		a.limit = 0
+	} else if limitGiven {
+		if !a.approx {
+			c.Err("ERR syntax error, LIMIT cannot be used without the special ~ option")
+			return a, -1, false
+		}
+	} else if a.approx {
+		a.limit = 100 * streamNodeMax
+	} else {
+		a.limit = 0
+	}
+	return a, i, true
+}
+
+func (s *streamObj) doTrim(a *trimArgs) int64 {
+	switch a.strategy {
+	case 1:
+		return s.trim(a.maxlen, nil, a.approx, a.limit)
+	case 2:
+		return s.trim(0, &a.minid, a.approx, a.limit)
+	}
+	return 0
+}
+
+// rewriteTrim returns argv with the ~ trim made exact, as Redis propagates it.
+func rewriteTrim(argv [][]byte, a *trimArgs, s *streamObj) [][]byte {
+	out := append([][]byte(nil), argv...)
+	out[a.argIdx-1] = []byte("=")
+	if a.strategy == 1 {
+		out[a.argIdx] = []byte(strconv.FormatInt(s.length, 10))
+	} else {
+		out[a.argIdx] = s.firstID.bytes()
+	}
+	return out
+}
+
+func cmdXadd(c *Ctx, argv [][]byte) {
+	a, idpos, ok := parseTrimArgs(c, argv, true)
+	if !ok {
+		return
+	}
+	fp := idpos + 1
+	if len(argv)-fp < 2 || (len(argv)-fp)%2 == 1 {
+		c.Err(errArity("xadd"))
+		return
+	}
+	if a.idGiven && a.seqGiven && a.id.isZero() {
+		c.Err("ERR The ID specified in XADD must be greater than 0-0")
+		return
+	}
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	if s == nil && a.noMk {
+		c.Null()
+		return
+	}
+	var id streamID
+	if s != nil {
+		if s.lastID.ms == math.MaxUint64 && s.lastID.seq == math.MaxUint64 {
+			c.Err("ERR The stream has exhausted the last possible ID, unable to add more items")
+			return
+		}
+	}
+	last := streamID{}
+	if s != nil {
+		last = s.lastID
+	}
+	if a.idGiven {
+		id = a.id
+		if !a.seqGiven {
+			if id.ms == last.ms {
+				if last.seq == math.MaxUint64 {
+					c.Err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+					return
+				}
+				id.seq = last.seq + 1
+			} else if id.ms < last.ms {
+				c.Err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+				return
+			}
+		} else if id.cmp(last) <= 0 {
+			c.Err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+			return
+		}
+	} else {
+		ms := uint64(c.Now())
+		if ms > last.ms {
+			id = streamID{ms, 0}
+		} else {
+			id, _ = last.incr()
+		}
+	}
+	if s == nil {
+		s = &streamObj{}
+		slot = db.SetObj(key, TypeStream, EncStream, s)
+	} else {
+		db.Modify(slot)
+	}
+	s.appendEntry(id, argv[fp:])
+	c.bulkID(id)
+	db.Notify(NotifyStream, "xadd", key)
+	prop := argv
+	if a.strategy != 0 {
+		if s.doTrim(&a) > 0 {
+			db.Notify(NotifyStream, "xtrim", key)
+		}
+		if a.approx {
+			prop = rewriteTrim(prop, &a, s)
+		}
+	}
+	if !a.idGiven || !a.seqGiven {
+		if &prop[0] == &argv[0] {
+			prop = append([][]byte(nil), argv...)
+		}
+		prop[idpos] = id.bytes()
+	}
+	c.Propagate(prop...)
+	signalStream(db, key)
+}
+
+func cmdXlen(c *Ctx, argv [][]byte) {
+	s, _, ok := streamLookup(c, c.DBOf(argv[1]), argv[1], false)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(s.length)
+}
+
+func cmdXrange(c *Ctx, argv [][]byte)    { xrangeGeneric(c, argv, false) }
+func cmdXrevrange(c *Ctx, argv [][]byte) { xrangeGeneric(c, argv, true) }
+
+func xrangeGeneric(c *Ctx, argv [][]byte, rev bool) {
+	sa, ea := argv[2], argv[3]
+	if rev {
+		sa, ea = ea, sa
+	}
+	start, sx, ok := parseIntervalID(c, sa, 0)
+	if !ok {
+		return
+	}
+	if sx {
+		if start, ok = start.incr(); !ok {
+			c.Err("ERR invalid start ID for the interval")
+			return
+		}
+	}
+	end, ex, ok := parseIntervalID(c, ea, math.MaxUint64)
+	if !ok {
+		return
+	}
+	if ex {
+		if end, ok = end.decr(); !ok {
+			c.Err("ERR invalid end ID for the interval")
+			return
+		}
+	}
+	count := int64(-1)
+	for j := 4; j < len(argv); j++ {
+		if EqualFold(argv[j], "count") && j+1 < len(argv) {
+			v, ok := ParseInt(argv[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			count = max(v, 0)
+			j++
+		} else {
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	s, _, ok := streamLookup(c, c.DBOf(argv[1]), argv[1], false)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Array(0)
+		return
+	}
+	if count == 0 {
+		c.NullArray()
+		return
+	}
+	streamReplyRange(c, s, start, end, count, rev)
+}
+
+func streamReplyRange(c *Ctx, s *streamObj, start, end streamID, count int64, rev bool) int {
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	n := 0
+	var fv [][]byte
+	s.each(start, end, rev, func(nd *snode, j int) bool {
+		fv = c.replyEntry(nd, j, fv)
+		n++
+		return count <= 0 || int64(n) < count
+	})
+	body = c.Out
+	c.Out = saved
+	c.Array(n)
+	c.Out = append(c.Out, body...)
+	return n
+}
+
+func cmdXdel(c *Ctx, argv [][]byte) {
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	ids := make([]streamID, 0, len(argv)-2)
+	for _, a := range argv[2:] {
+		id, ok := parseStreamID(a, 0, true, nil)
+		if !ok {
+			c.Err(errInvalidStreamID)
+			return
+		}
+		ids = append(ids, id)
+	}
+	deleted := 0
+	for _, id := range ids {
+		ni, j, ok := s.find(id)
+		if !ok {
+			continue
+		}
+		if deleted == 0 {
+			db.Modify(slot)
+		}
+		s.removeAt(ni, j)
+		if id.cmp(s.maxDeletedID) > 0 {
+			s.maxDeletedID = id
+		}
+		deleted++
+	}
+	if deleted > 0 {
+		s.fixFirst()
+		db.Notify(NotifyStream, "xdel", key)
+		c.Dirty(deleted)
+	}
+	c.Int(int64(deleted))
+}
+
+func cmdXtrim(c *Ctx, argv [][]byte) {
+	a, _, ok := parseTrimArgs(c, argv, false)
+	if !ok {
+		return
+	}
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	db.Modify(slot)
+	n := s.doTrim(&a)
+	db.memNew(slot)
+	if n > 0 {
+		db.Notify(NotifyStream, "xtrim", key)
+		if a.approx {
+			c.Propagate(rewriteTrim(argv, &a, s)...)
+		} else {
+			c.Dirty(int(n))
+		}
+	}
+	c.Int(n)
+}
