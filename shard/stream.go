@@ -22,6 +22,14 @@ var streamCommands = []Command{
 	{Name: "xrevrange", Run: cmdXrevrange},
 	{Name: "xdel", Run: cmdXdel},
 	{Name: "xtrim", Run: cmdXtrim},
+	{Name: "xread", Run: cmdXread},
+	{Name: "xreadgroup", Run: cmdXread},
+	{Name: "xgroup|create", Run: cmdXgroupCreate},
+	{Name: "xgroup|destroy", Run: cmdXgroupDestroy},
+	{Name: "xgroup|createconsumer", Run: cmdXgroupCreateConsumer},
+	{Name: "xgroup|delconsumer", Run: cmdXgroupDelConsumer},
+	{Name: "xgroup|setid", Run: cmdXgroupSetid},
+	{Name: "xack", Run: cmdXack},
 }
 
 type streamID struct{ ms, seq uint64 }
@@ -947,4 +955,524 @@ func cmdXtrim(c *Ctx, argv [][]byte) {
 		}
 	}
 	c.Int(n)
+}
+
+// XREAD [COUNT n] [BLOCK ms] STREAMS key... id...; XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS ...
+func cmdXread(c *Ctx, argv [][]byte) {
+	group := len(argv[0]) == 10
+	timeout := int64(-1)
+	count := int64(0)
+	streamsArg, nstreams := 0, 0
+	var gname, cname []byte
+	noack := false
+	for i := 1; i < len(argv); i++ {
+		more := len(argv) - i - 1
+		o := argv[i]
+		switch {
+		case EqualFold(o, "block") && more > 0:
+			if c.InScript {
+				c.Err("ERR " + string(lowerASCII(argv[0])) + " command is not allowed with BLOCK option from scripts")
+				return
+			}
+			i++
+			v, ok := ParseInt(argv[i])
+			if !ok {
+				c.Err("ERR timeout is not an integer or out of range")
+				return
+			}
+			if v < 0 {
+				c.Err("ERR timeout is negative")
+				return
+			}
+			timeout = v
+		case EqualFold(o, "count") && more > 0:
+			i++
+			v, ok := ParseInt(argv[i])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			count = max(v, 0)
+		case EqualFold(o, "streams") && more > 0:
+			streamsArg = i + 1
+			nstreams = len(argv) - streamsArg
+			if nstreams%2 != 0 {
+				c.Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				return
+			}
+			nstreams /= 2
+			i = len(argv)
+		case EqualFold(o, "group") && more >= 2:
+			if !group {
+				c.Err("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			gname, cname = argv[i+1], argv[i+2]
+			i += 2
+		case EqualFold(o, "noack"):
+			if !group {
+				c.Err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			noack = true
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	if streamsArg == 0 {
+		c.Err(ErrSyntax)
+		return
+	}
+	if group && gname == nil {
+		c.Err("ERR Missing GROUP option for XREADGROUP")
+		return
+	}
+	keys := argv[streamsArg : streamsArg+nstreams]
+	ids := make([]streamID, nstreams)
+	groups := make([]*streamGroup, nstreams)
+	var blockArgv [][]byte
+	for k := 0; k < nstreams; k++ {
+		key := keys[k]
+		idArg := argv[streamsArg+nstreams+k]
+		db := c.DBOf(key)
+		slot := db.Read(key)
+		var s *streamObj
+		if slot >= 0 {
+			if db.Type(slot) != TypeStream {
+				if c.ServeKey != nil && group {
+					c.Err("UNBLOCKED the stream key no longer exists")
+					return
+				}
+				c.Err(ErrWrongType)
+				return
+			}
+			s = db.Obj(slot).(*streamObj)
+		}
+		if group {
+			if s != nil {
+				groups[k] = s.group(gname)
+			}
+			if groups[k] == nil {
+				if c.ServeKey != nil {
+					if s == nil {
+						c.Err("UNBLOCKED the stream key no longer exists")
+					} else {
+						c.Err("NOGROUP the consumer group this client was blocked on no longer exists")
+					}
+					return
+				}
+				c.Err("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(gname) + "' in XREADGROUP with GROUP option")
+				return
+			}
+		}
+		switch {
+		case len(idArg) == 1 && idArg[0] == '$':
+			if group {
+				c.Err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				return
+			}
+			if s != nil {
+				ids[k] = s.lastID
+			}
+			if blockArgv == nil {
+				blockArgv = append([][]byte(nil), argv...)
+			}
+			blockArgv[streamsArg+nstreams+k] = ids[k].bytes()
+		case len(idArg) == 1 && idArg[0] == '>':
+			if !group {
+				c.Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				return
+			}
+			ids[k] = streamID{math.MaxUint64, math.MaxUint64}
+		default:
+			id, ok := parseStreamID(idArg, 0, true, nil)
+			if !ok {
+				c.Err(errInvalidStreamID)
+				return
+			}
+			ids[k] = id
+		}
+	}
+	if c.ServeKey != nil && count == 0 {
+		count = 1000
+	}
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	served := 0
+	for k := 0; k < nstreams; k++ {
+		key := keys[k]
+		if c.ServeKey != nil && string(key) != string(c.ServeKey) {
+			continue
+		}
+		db := c.DBOf(key)
+		slot := db.Lookup(key)
+		if slot < 0 {
+			continue
+		}
+		s := db.Obj(slot).(*streamObj)
+		gt := ids[k]
+		sync, history := false, false
+		g := groups[k]
+		if g != nil {
+			if gt.ms != math.MaxUint64 || gt.seq != math.MaxUint64 {
+				sync, history = true, true
+			} else if c.ServeKey != nil {
+				gt = g.lastID
+				sync = s.lastID.cmp(gt) > 0
+			} else if s.length > 0 && s.lastValid().cmp(g.lastID) > 0 {
+				sync, gt = true, g.lastID
+			}
+		} else if c.ServeKey != nil {
+			sync = s.lastID.cmp(gt) > 0
+		} else if s.length > 0 && s.lastValid().cmp(gt) > 0 {
+			sync = true
+		}
+		if !sync {
+			continue
+		}
+		served++
+		if c.Proto == 2 {
+			c.Array(2)
+		}
+		c.Bulk(key)
+		var cons *streamConsumer
+		if g != nil {
+			db.Modify(slot)
+			cons = g.consumer(cname)
+			if cons == nil {
+				cons = g.addConsumer(cname, c.Now())
+				db.Notify(NotifyStream, "xgroup-createconsumer", key)
+				if noack {
+					c.Propagate([]byte("XGROUP"), []byte("CREATECONSUMER"), key, gname, cname)
+				}
+			} else {
+				cons.seenTime = c.Now()
+			}
+		}
+		start, _ := gt.incr()
+		streamReplyGroup(c, s, key, start, count, g, cons, gname, noack, history)
+		if g != nil {
+			c.Prop.Custom = true
+			c.Prop.Dirty++
+		}
+	}
+	body = c.Out
+	c.Out = saved
+	if served > 0 {
+		if c.Proto == 2 {
+			c.Array(served)
+		} else {
+			c.Map(served)
+		}
+		c.Out = append(c.Out, body...)
+		return
+	}
+	if timeout >= 0 && !c.InMulti {
+		deadline := int64(0)
+		if timeout > 0 {
+			deadline = c.Now() + timeout
+		}
+		c.Block(deadline, keys)
+		c.BlockArgv = blockArgv
+		return
+	}
+	c.NullArray()
+}
+
+func streamReplyGroup(c *Ctx, s *streamObj, key []byte, start streamID, count int64, g *streamGroup, cons *streamConsumer, gname []byte, noack, history bool) {
+	now := c.Now()
+	if g != nil && history {
+		ids := g.sortedPEL(cons.pel)
+		var out []streamID
+		for _, id := range ids {
+			if id.cmp(start) >= 0 {
+				out = append(out, id)
+			}
+		}
+		if count > 0 && int64(len(out)) > count {
+			out = out[:count]
+		}
+		c.Array(len(out))
+		var fv [][]byte
+		for _, id := range out {
+			ni, j, ok := s.find(id)
+			if !ok {
+				c.Array(2)
+				c.bulkID(id)
+				c.NullArray()
+				continue
+			}
+			fv = c.replyEntry(s.nodes[ni], j, fv)
+			nk := cons.pel[id]
+			nk.deliveryTime = now
+			nk.deliveryCount++
+		}
+		return
+	}
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	n := 0
+	propLast := false
+	var fv [][]byte
+	s.each(start, streamID{math.MaxUint64, math.MaxUint64}, false, func(nd *snode, j int) bool {
+		id := nd.ids[j]
+		if g != nil && id.cmp(g.lastID) > 0 {
+			if g.entriesRead != -1 && !s.hasTombstones(&id, nil) {
+				g.entriesRead++
+			} else if s.entriesAdded != 0 {
+				g.entriesRead = s.estimateDistance(id)
+			}
+			g.lastID = id
+			if noack {
+				propLast = true
+			}
+		}
+		fv = c.replyEntry(nd, j, fv)
+		if g != nil && !noack {
+			nk := g.pel[id]
+			if nk == nil {
+				nk = &streamNACK{deliveryTime: now, deliveryCount: 1, consumer: cons}
+				g.pel[id] = nk
+				cons.pel[id] = nk
+			} else {
+				delete(nk.consumer.pel, id)
+				nk.consumer = cons
+				nk.deliveryTime = now
+				nk.deliveryCount = 1
+				cons.pel[id] = nk
+			}
+			propagateXclaim(c, key, gname, g, id, nk)
+		}
+		n++
+		return count <= 0 || int64(n) < count
+	})
+	if propLast {
+		propagateGroupID(c, key, gname, g)
+	}
+	body = c.Out
+	c.Out = saved
+	c.Array(n)
+	c.Out = append(c.Out, body...)
+}
+
+func propagateXclaim(c *Ctx, key, gname []byte, g *streamGroup, id streamID, nk *streamNACK) {
+	c.Propagate([]byte("XCLAIM"), key, gname, []byte(nk.consumer.name), []byte("0"), id.bytes(),
+		[]byte("TIME"), []byte(strconv.FormatInt(nk.deliveryTime, 10)), []byte("RETRYCOUNT"),
+		[]byte(strconv.FormatInt(nk.deliveryCount, 10)), []byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), g.lastID.bytes())
+}
+
+func propagateGroupID(c *Ctx, key, gname []byte, g *streamGroup) {
+	c.Propagate([]byte("XGROUP"), []byte("SETID"), key, gname, g.lastID.bytes(), []byte("ENTRIESREAD"),
+		[]byte(strconv.FormatInt(g.entriesRead, 10)))
+}
+
+// xgroupArgs resolves the key and group of an XGROUP subcommand.
+func xgroupArgs(c *Ctx, argv [][]byte, needGroup bool, mk bool) (*DB, *streamObj, int32, *streamGroup, bool) {
+	key := argv[2]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return nil, nil, -1, nil, false
+	}
+	if s == nil && !mk {
+		c.Err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
+		return nil, nil, -1, nil, false
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(argv[3])
+	}
+	if needGroup && g == nil {
+		c.Err("NOGROUP No such consumer group '" + string(argv[3]) + "' for key name '" + string(key) + "'")
+		return nil, nil, -1, nil, false
+	}
+	return db, s, slot, g, true
+}
+
+func parseEntriesRead(c *Ctx, argv [][]byte, create bool) (mk bool, er int64, ok bool) {
+	er = -1
+	for i := 5; i < len(argv); {
+		switch {
+		case create && EqualFold(argv[i], "mkstream"):
+			mk = true
+			i++
+		case EqualFold(argv[i], "entriesread") && i+1 < len(argv):
+			v, ok := ParseInt(argv[i+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return false, 0, false
+			}
+			if v < 0 && v != -1 {
+				c.Err("ERR value for ENTRIESREAD must be positive or -1")
+				return false, 0, false
+			}
+			er = v
+			i += 2
+		default:
+			c.Err("ERR unknown subcommand or wrong number of arguments for '" + string(argv[1]) + "'. Try XGROUP HELP.")
+			return false, 0, false
+		}
+	}
+	return mk, er, true
+}
+
+func cmdXgroupCreate(c *Ctx, argv [][]byte) {
+	mk, er, ok := parseEntriesRead(c, argv, true)
+	if !ok {
+		return
+	}
+	db, s, slot, g, ok := xgroupArgs(c, argv, false, mk)
+	if !ok {
+		return
+	}
+	var id streamID
+	if string(argv[4]) == "$" {
+		if s != nil {
+			id = s.lastID
+		}
+	} else if id, ok = parseStreamID(argv[4], 0, true, nil); !ok {
+		c.Err(errInvalidStreamID)
+		return
+	}
+	if g != nil {
+		c.Err("BUSYGROUP Consumer Group name already exists")
+		return
+	}
+	key := argv[2]
+	if s == nil {
+		s = &streamObj{}
+		slot = db.SetObj(key, TypeStream, EncStream, s)
+	} else {
+		db.Modify(slot)
+	}
+	g = &streamGroup{name: string(argv[3]), lastID: id, entriesRead: er, pel: map[streamID]*streamNACK{}}
+	i := sort.Search(len(s.groups), func(i int) bool { return s.groups[i].name >= g.name })
+	s.groups = append(s.groups, nil)
+	copy(s.groups[i+1:], s.groups[i:])
+	s.groups[i] = g
+	c.OK()
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-create", key)
+}
+
+func cmdXgroupSetid(c *Ctx, argv [][]byte) {
+	_, er, ok := parseEntriesRead(c, argv, false)
+	if !ok {
+		return
+	}
+	db, s, slot, g, ok := xgroupArgs(c, argv, true, false)
+	if !ok {
+		return
+	}
+	var id streamID
+	if string(argv[4]) == "$" {
+		id = s.lastID
+	} else if id, ok = parseStreamID(argv[4], 0, false, nil); !ok {
+		c.Err(errInvalidStreamID)
+		return
+	}
+	db.Modify(slot)
+	g.lastID, g.entriesRead = id, er
+	c.OK()
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-setid", argv[2])
+}
+
+func cmdXgroupDestroy(c *Ctx, argv [][]byte) {
+	db, s, slot, g, ok := xgroupArgs(c, argv, false, false)
+	if !ok {
+		return
+	}
+	if g == nil {
+		c.Int(0)
+		return
+	}
+	db.Modify(slot)
+	for i, o := range s.groups {
+		if o == g {
+			s.groups = append(s.groups[:i], s.groups[i+1:]...)
+			break
+		}
+	}
+	c.Int(1)
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-destroy", argv[2])
+	signalStream(db, argv[2])
+}
+
+func cmdXgroupCreateConsumer(c *Ctx, argv [][]byte) {
+	db, _, slot, g, ok := xgroupArgs(c, argv, true, false)
+	if !ok {
+		return
+	}
+	db.Modify(slot)
+	if g.addConsumer(argv[4], c.Now()) == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(1)
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-createconsumer", argv[2])
+}
+
+func cmdXgroupDelConsumer(c *Ctx, argv [][]byte) {
+	db, _, slot, g, ok := xgroupArgs(c, argv, true, false)
+	if !ok {
+		return
+	}
+	cons := g.consumer(argv[4])
+	if cons == nil {
+		c.Int(0)
+		return
+	}
+	db.Modify(slot)
+	n := len(cons.pel)
+	g.delConsumer(cons)
+	c.Int(int64(n))
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-delconsumer", argv[2])
+}
+
+func cmdXack(c *Ctx, argv [][]byte) {
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, false)
+	if !ok {
+		return
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(argv[2])
+	}
+	if g == nil {
+		c.Int(0)
+		return
+	}
+	ids := make([]streamID, 0, len(argv)-3)
+	for _, a := range argv[3:] {
+		id, ok := parseStreamID(a, 0, true, nil)
+		if !ok {
+			c.Err(errInvalidStreamID)
+			return
+		}
+		ids = append(ids, id)
+	}
+	n := 0
+	for _, id := range ids {
+		nk := g.pel[id]
+		if nk == nil {
+			continue
+		}
+		if n == 0 {
+			db.Modify(slot)
+		}
+		delete(g.pel, id)
+		delete(nk.consumer.pel, id)
+		n++
+	}
+	c.Dirty(n)
+	c.Int(int64(n))
 }

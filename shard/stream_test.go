@@ -47,3 +47,37 @@ func TestStreamXaddPropagatesID(t *testing.T) {
 		t.Fatalf("prop %q", c.Prop.Cmds)
 	}
 }
+
+func TestStreamGroupRead(t *testing.T) {
+	c := ksCtx(1)
+	c.NowMs = 1000
+	run := func(args ...string) string {
+		c.Out = c.Out[:0]
+		c.Prop.Reset()
+		var argv [][]byte
+		for _, a := range args {
+			argv = append(argv, []byte(a))
+		}
+		name := strings.ToLower(args[0])
+		if name == "xgroup" {
+			name += "|" + strings.ToLower(args[1])
+		}
+		hashCmdTable[name](c, argv)
+		return string(c.Out)
+	}
+	run("xadd", "s", "1-1", "a", "1")
+	if got := run("xgroup", "create", "s", "g", "0"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	got := run("xreadgroup", "group", "g", "c1", "count", "10", "streams", "s", ">")
+	want := "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+	if got != want {
+		t.Fatalf("got %q", got)
+	}
+	if len(c.Prop.Cmds) != 1 || string(c.Prop.Cmds[0][0]) != "XCLAIM" {
+		t.Fatalf("prop %q", c.Prop.Cmds)
+	}
+	if got := run("xack", "s", "g", "1-1"); got != ":1\r\n" {
+		t.Fatal(got)
+	}
+}
