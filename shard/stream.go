@@ -30,6 +30,7 @@ var streamCommands = []Command{
 	{Name: "xgroup|delconsumer", Run: cmdXgroupDelConsumer},
 	{Name: "xgroup|setid", Run: cmdXgroupSetid},
 	{Name: "xack", Run: cmdXack},
+	{Name: "xclaim", Run: cmdXclaim},
 }
 
 type streamID struct{ ms, seq uint64 }
@@ -1475,4 +1476,168 @@ func cmdXack(c *Ctx, argv [][]byte) {
 	}
 	c.Dirty(n)
 	c.Int(int64(n))
+}
+
+// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms]
+// [RETRYCOUNT n] [FORCE] [JUSTID] [LASTID id] (Redis 7.0's xclaimCommand).
+// It is logged as the XCLAIMs it amounts to, each with the resolved TIME,
+// RETRYCOUNT and LASTID, FORCE and JUSTID (streamPropagateXCLAIM).
+func cmdXclaim(c *Ctx, argv [][]byte) {
+	key, gname := argv[1], argv[2]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(gname)
+	}
+	minIdle, err := strconv.ParseInt(string(argv[4]), 10, 64)
+	if err != nil {
+		c.Err("ERR Invalid min-idle-time argument for XCLAIM")
+		return
+	}
+	if minIdle < 0 {
+		minIdle = 0
+	}
+	now := c.Now()
+	// The IDs come first; the first argument that is not one starts the options.
+	j := 5
+	var ids []streamID
+	for ; j < len(argv); j++ {
+		id, ok := parseStreamID(argv[j], 0, true, nil)
+		if !ok {
+			break
+		}
+		ids = append(ids, id)
+	}
+	lastIDArg := j
+	deliveryTime, retry := int64(-1), int64(-1)
+	force, justID := false, false
+	var lastID streamID
+	haveLast := false
+	for ; j < len(argv); j++ {
+		more := j+1 < len(argv)
+		switch {
+		case EqualFold(argv[j], "force"):
+			force = true
+		case EqualFold(argv[j], "justid"):
+			justID = true
+		case EqualFold(argv[j], "idle") && more:
+			j++
+			v, err := strconv.ParseInt(string(argv[j]), 10, 64)
+			if err != nil {
+				c.Err("ERR Invalid IDLE option argument for XCLAIM")
+				return
+			}
+			deliveryTime = now - v
+		case EqualFold(argv[j], "time") && more:
+			j++
+			v, err := strconv.ParseInt(string(argv[j]), 10, 64)
+			if err != nil {
+				c.Err("ERR Invalid TIME option argument for XCLAIM")
+				return
+			}
+			deliveryTime = v
+		case EqualFold(argv[j], "retrycount") && more:
+			j++
+			v, err := strconv.ParseInt(string(argv[j]), 10, 64)
+			if err != nil {
+				c.Err("ERR Invalid RETRYCOUNT option argument for XCLAIM")
+				return
+			}
+			retry = v
+		case EqualFold(argv[j], "lastid") && more:
+			j++
+			id, ok := parseStreamID(argv[j], 0, true, nil)
+			if !ok {
+				c.Err(errInvalidStreamID)
+				return
+			}
+			lastID, haveLast = id, true
+		default:
+			if j == lastIDArg && len(ids) == 0 {
+				c.Err(errInvalidStreamID)
+				return
+			}
+			c.Err("ERR Unrecognized XCLAIM option '" + string(argv[j]) + "'")
+			return
+		}
+	}
+	if g == nil {
+		c.Err("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(gname) + "'")
+		return
+	}
+	if deliveryTime != -1 && deliveryTime > now {
+		deliveryTime = now // in the future: now, as Redis does
+	} else if deliveryTime == -1 {
+		deliveryTime = now
+	}
+	db.Modify(slot)
+	if haveLast && lastID.cmp(g.lastID) > 0 {
+		g.lastID = lastID
+	}
+	cons := g.consumer(argv[3])
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	n := 0
+	var fv [][]byte
+	for _, id := range ids {
+		nk := g.pel[id]
+		exists := s.exists(id)
+		if nk == nil && force && exists {
+			if cons == nil {
+				cons = g.addConsumer(argv[3], now)
+			}
+			nk = &streamNACK{deliveryTime: now, consumer: cons}
+			g.pel[id] = nk
+			cons.pel[id] = nk
+		}
+		if nk == nil {
+			continue
+		}
+		if !exists {
+			// Deleted from the stream: it leaves the pending lists.
+			delete(g.pel, id)
+			delete(nk.consumer.pel, id)
+			c.Propagate([]byte("XCLAIM"), key, gname, []byte(nk.consumer.name), []byte("0"), id.bytes(),
+				[]byte("TIME"), []byte(strconv.FormatInt(nk.deliveryTime, 10)), []byte("RETRYCOUNT"),
+				[]byte(strconv.FormatInt(nk.deliveryCount, 10)), []byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), g.lastID.bytes())
+			continue
+		}
+		if minIdle > 0 && now-nk.deliveryTime < minIdle {
+			continue
+		}
+		if cons == nil {
+			cons = g.addConsumer(argv[3], now)
+		}
+		if nk.consumer != cons {
+			delete(nk.consumer.pel, id)
+			nk.consumer = cons
+			cons.pel[id] = nk
+		}
+		nk.deliveryTime = deliveryTime
+		if retry >= 0 {
+			nk.deliveryCount = retry
+		} else if !justID {
+			nk.deliveryCount++
+		}
+		cons.seenTime = now
+		if justID {
+			c.bulkID(id)
+		} else {
+			ni, k, _ := s.find(id)
+			fv = c.replyEntry(s.nodes[ni], k, fv)
+		}
+		n++
+		propagateXclaim(c, key, gname, g, id, nk)
+	}
+	body = c.Out
+	c.Out = saved
+	c.Array(n)
+	c.Out = append(c.Out, body...)
+	c.Prop.Custom = true
+	c.Prop.Dirty++
 }
