@@ -109,6 +109,8 @@ var blockingSpecs = map[string]blockSpec{
 	"bzpopmin":   {typ: shard.TypeZSet},
 	"bzpopmax":   {typ: shard.TypeZSet},
 	"bzmpop":     {typ: shard.TypeZSet},
+	"xread":      {typ: shard.TypeStream},
+	"xreadgroup": {typ: shard.TypeStream},
 }
 
 // Waiter states.
@@ -246,6 +248,9 @@ func (l *Loop) block(cl *Client, cmd *Cmd, argv [][]byte, x *Exec, stamp int64, 
 	srv := l.srv
 	w := &waiter{cl: cl, cmd: cmd, db: x.DB, proto: x.Proto, deadline: x.BlockDeadline, stamp: stamp}
 	w.spec = blockingSpecs[cmd.fullName]
+	if x.BlockArgv != nil {
+		argv = x.BlockArgv // XREAD $ resolved
+	}
 	size := 0
 	for _, a := range argv {
 		size += len(a)
@@ -516,7 +521,7 @@ func (l *Loop) serveOne(w *waiter, key []byte, held uint64) bool {
 	l.call(x, w.cmd, w.argv)
 	x.ServeKey = nil
 	if x.Blocked() {
-		x.BlockKeys = nil
+		x.BlockKeys, x.BlockArgv = nil, nil
 		return false
 	}
 	w.out = append(w.out[:0], x.Out...)

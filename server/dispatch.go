@@ -654,7 +654,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 	}
 	x.Prop.Reset()
-	x.BlockKeys = nil
+	x.BlockKeys, x.BlockArgv = nil, nil
 	// With maxmemory set, every command first evicts on the shards it runs
 	// on, and one that may grow memory is refused if that cannot bring them
 	// within their share (Redis's processCommand calls performEvictions

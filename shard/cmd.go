@@ -38,6 +38,9 @@ type Ctx struct {
 	ServeKey      []byte
 	BlockKeys     [][]byte // set by Block: the keys to wait for
 	BlockDeadline int64    // set by Block: unix ms, 0 for no timeout
+	// BlockArgv, when set with Block, is the argv the waiter runs again
+	// (XREAD's $ resolved to the ID it stood for when the client blocked).
+	BlockArgv [][]byte
 
 	// OutputFull, set by the server, reports whether a reply buffer of n
 	// bytes puts the client past its output buffer hard limit; if so the
@@ -61,6 +64,7 @@ const fullEvery = 1024
 func (c *Ctx) Block(deadline int64, keys [][]byte) {
 	c.BlockKeys = keys
 	c.BlockDeadline = deadline
+	c.BlockArgv = nil
 }
 
 // Blocked reports whether the command called Block.

@@ -13,6 +13,7 @@ var Commands = concatCommands(
 	hashCommands,
 	zsetCommands,
 	geoCommands,
+	streamCommands,
 	sortCommands,
 	zsetBlockingCommands,
 )

@@ -1,0 +1,1643 @@
+package shard
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// Streams (Redis 7.0's t_stream.c): entries ordered by ID, consumer groups
+// with their pending entries lists.
+//
+// Storage: entries sit in nodes of at most streamNodeMax entries; a node
+// keeps its IDs in one slice and all its fields and values in one byte
+// buffer (length-prefixed), so the collector sees two pointers per node, not
+// one object per entry.
+
+var streamCommands = []Command{
+	{Name: "xadd", Run: cmdXadd},
+	{Name: "xlen", Run: cmdXlen},
+	{Name: "xrange", Run: cmdXrange},
+	{Name: "xrevrange", Run: cmdXrevrange},
+	{Name: "xdel", Run: cmdXdel},
+	{Name: "xtrim", Run: cmdXtrim},
+	{Name: "xread", Run: cmdXread},
+	{Name: "xreadgroup", Run: cmdXread},
+	{Name: "xgroup|create", Run: cmdXgroupCreate},
+	{Name: "xgroup|destroy", Run: cmdXgroupDestroy},
+	{Name: "xgroup|createconsumer", Run: cmdXgroupCreateConsumer},
+	{Name: "xgroup|delconsumer", Run: cmdXgroupDelConsumer},
+	{Name: "xgroup|setid", Run: cmdXgroupSetid},
+	{Name: "xack", Run: cmdXack},
+	{Name: "xclaim", Run: cmdXclaim},
+}
+
+type streamID struct{ ms, seq uint64 }
+
+func (a streamID) cmp(b streamID) int {
+	switch {
+	case a.ms < b.ms:
+		return -1
+	case a.ms > b.ms:
+		return 1
+	case a.seq < b.seq:
+		return -1
+	case a.seq > b.seq:
+		return 1
+	}
+	return 0
+}
+
+func (a streamID) isZero() bool { return a.ms == 0 && a.seq == 0 }
+
+func (a streamID) incr() (streamID, bool) {
+	if a.seq == math.MaxUint64 {
+		if a.ms == math.MaxUint64 {
+			return a, false
+		}
+		return streamID{a.ms + 1, 0}, true
+	}
+	return streamID{a.ms, a.seq + 1}, true
+}
+
+func (a streamID) decr() (streamID, bool) {
+	if a.seq == 0 {
+		if a.ms == 0 {
+			return a, false
+		}
+		return streamID{a.ms - 1, math.MaxUint64}, true
+	}
+	return streamID{a.ms, a.seq - 1}, true
+}
+
+func (a streamID) bytes() []byte {
+	b := strconv.AppendUint(make([]byte, 0, 41), a.ms, 10)
+	b = append(b, '-')
+	return strconv.AppendUint(b, a.seq, 10)
+}
+
+const streamNodeMax = 100
+
+// snode is a run of consecutive entries.
+type snode struct {
+	ids  []streamID
+	offs []uint32 // start of each entry in data
+	data []byte   // per entry: uvarint npairs, then uvarint len + bytes for each field and value
+}
+
+type streamObj struct {
+	nodes        []*snode
+	length       int64
+	lastID       streamID
+	firstID      streamID
+	maxDeletedID streamID
+	entriesAdded int64
+	groups       []*streamGroup // sorted by name
+	mem          int
+}
+
+type streamNACK struct {
+	deliveryTime  int64
+	deliveryCount int64
+	consumer      *streamConsumer
+}
+
+type streamConsumer struct {
+	name     string
+	seenTime int64
+	pel      map[streamID]*streamNACK
+}
+
+type streamGroup struct {
+	name        string
+	lastID      streamID
+	entriesRead int64 // -1: invalid
+	pel         map[streamID]*streamNACK
+	consumers   []*streamConsumer // sorted by name
+}
+
+func (g *streamGroup) sortedPEL(pel map[streamID]*streamNACK) []streamID {
+	ids := make([]streamID, 0, len(pel))
+	for id := range pel {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].cmp(ids[j]) < 0 })
+	return ids
+}
+
+func (g *streamGroup) consumer(name []byte) *streamConsumer {
+	i := sort.Search(len(g.consumers), func(i int) bool { return g.consumers[i].name >= string(name) })
+	if i < len(g.consumers) && g.consumers[i].name == string(name) {
+		return g.consumers[i]
+	}
+	return nil
+}
+
+func (g *streamGroup) addConsumer(name []byte, now int64) *streamConsumer {
+	i := sort.Search(len(g.consumers), func(i int) bool { return g.consumers[i].name >= string(name) })
+	if i < len(g.consumers) && g.consumers[i].name == string(name) {
+		return nil
+	}
+	c := &streamConsumer{name: string(name), seenTime: now, pel: map[streamID]*streamNACK{}}
+	g.consumers = append(g.consumers, nil)
+	copy(g.consumers[i+1:], g.consumers[i:])
+	g.consumers[i] = c
+	return c
+}
+
+func (g *streamGroup) delConsumer(c *streamConsumer) {
+	for id := range c.pel {
+		delete(g.pel, id)
+	}
+	for i, o := range g.consumers {
+		if o == c {
+			g.consumers = append(g.consumers[:i], g.consumers[i+1:]...)
+			return
+		}
+	}
+}
+
+func (s *streamObj) group(name []byte) *streamGroup {
+	for _, g := range s.groups {
+		if g.name == string(name) {
+			return g
+		}
+	}
+	return nil
+}
+
+func (s *streamObj) Mem() int { return 128 + s.mem }
+
+func (s *streamObj) Copy() Object {
+	n := *s
+	n.nodes = make([]*snode, len(s.nodes))
+	for i, nd := range s.nodes {
+		n.nodes[i] = &snode{ids: append([]streamID(nil), nd.ids...), offs: append([]uint32(nil), nd.offs...),
+			data: append([]byte(nil), nd.data...)}
+	}
+	n.groups = nil
+	for _, g := range s.groups {
+		ng := &streamGroup{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead, pel: map[streamID]*streamNACK{}}
+		for _, c := range g.consumers {
+			nc := &streamConsumer{name: c.name, seenTime: c.seenTime, pel: map[streamID]*streamNACK{}}
+			for id, nk := range c.pel {
+				x := &streamNACK{nk.deliveryTime, nk.deliveryCount, nc}
+				nc.pel[id] = x
+				ng.pel[id] = x
+			}
+			ng.consumers = append(ng.consumers, nc)
+		}
+		n.groups = append(n.groups, ng)
+	}
+	return &n
+}
+
+// entry returns the fields and values of entry i of nd.
+func (nd *snode) entry(i int, dst [][]byte) [][]byte {
+	b := nd.data[nd.offs[i]:]
+	n, k := binary.Uvarint(b)
+	b = b[k:]
+	for j := 0; j < int(n)*2; j++ {
+		l, k := binary.Uvarint(b)
+		b = b[k:]
+		dst = append(dst, b[:l:l])
+		b = b[l:]
+	}
+	return dst
+}
+
+func (nd *snode) entryBytes(i int) int {
+	end := len(nd.data)
+	if i+1 < len(nd.offs) {
+		end = int(nd.offs[i+1])
+	}
+	return end - int(nd.offs[i])
+}
+
+func (s *streamObj) appendEntry(id streamID, fv [][]byte) {
+	var nd *snode
+	if len(s.nodes) > 0 {
+		nd = s.nodes[len(s.nodes)-1]
+		if len(nd.ids) >= streamNodeMax {
+			nd = nil
+		}
+	}
+	if nd == nil {
+		nd = &snode{}
+		s.nodes = append(s.nodes, nd)
+	}
+	before := cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
+	nd.ids = append(nd.ids, id)
+	nd.offs = append(nd.offs, uint32(len(nd.data)))
+	nd.data = binary.AppendUvarint(nd.data, uint64(len(fv)/2))
+	for _, f := range fv {
+		nd.data = binary.AppendUvarint(nd.data, uint64(len(f)))
+		nd.data = append(nd.data, f...)
+	}
+	s.mem += cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4 - before
+	s.length++
+	s.entriesAdded++
+	s.lastID = id
+	if s.length == 1 {
+		s.firstID = id
+	}
+}
+
+// find locates id: node index and position, ok when present.
+func (s *streamObj) find(id streamID) (int, int, bool) {
+	ni := sort.Search(len(s.nodes), func(i int) bool {
+		ids := s.nodes[i].ids
+		return ids[len(ids)-1].cmp(id) >= 0
+	})
+	if ni == len(s.nodes) {
+		return ni, 0, false
+	}
+	ids := s.nodes[ni].ids
+	j := sort.Search(len(ids), func(i int) bool { return ids[i].cmp(id) >= 0 })
+	return ni, j, j < len(ids) && ids[j] == id
+}
+
+func (s *streamObj) exists(id streamID) bool { _, _, ok := s.find(id); return ok }
+
+// removeAt deletes entry j of node ni.
+func (s *streamObj) removeAt(ni, j int) {
+	nd := s.nodes[ni]
+	sz := nd.entryBytes(j)
+	start := int(nd.offs[j])
+	copy(nd.data[start:], nd.data[start+sz:])
+	nd.data = nd.data[:len(nd.data)-sz]
+	copy(nd.offs[j:], nd.offs[j+1:])
+	nd.offs = nd.offs[:len(nd.offs)-1]
+	for k := j; k < len(nd.offs); k++ {
+		nd.offs[k] -= uint32(sz)
+	}
+	copy(nd.ids[j:], nd.ids[j+1:])
+	nd.ids = nd.ids[:len(nd.ids)-1]
+	s.length--
+	if len(nd.ids) == 0 {
+		s.mem -= cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
+		copy(s.nodes[ni:], s.nodes[ni+1:])
+		s.nodes[len(s.nodes)-1] = nil
+		s.nodes = s.nodes[:len(s.nodes)-1]
+	}
+}
+
+func (s *streamObj) fixFirst() {
+	if s.length == 0 {
+		s.firstID = streamID{}
+	} else {
+		s.firstID = s.nodes[0].ids[0]
+	}
+}
+
+func (s *streamObj) lastValid() streamID {
+	if s.length == 0 {
+		return streamID{}
+	}
+	nd := s.nodes[len(s.nodes)-1]
+	return nd.ids[len(nd.ids)-1]
+}
+
+// each calls fn for entries in [start, end] in order (rev: backwards) until fn returns false.
+func (s *streamObj) each(start, end streamID, rev bool, fn func(nd *snode, j int) bool) {
+	if start.cmp(end) > 0 {
+		return
+	}
+	if !rev {
+		ni, j, _ := s.find(start)
+		for ; ni < len(s.nodes); ni, j = ni+1, 0 {
+			nd := s.nodes[ni]
+			for ; j < len(nd.ids); j++ {
+				if nd.ids[j].cmp(end) > 0 || !fn(nd, j) {
+					return
+				}
+			}
+		}
+		return
+	}
+	ni, j, ok := s.find(end)
+	if !ok {
+		j--
+	}
+	if ni == len(s.nodes) {
+		ni--
+		if ni < 0 {
+			return
+		}
+		j = len(s.nodes[ni].ids) - 1
+	}
+	for ; ni >= 0; ni-- {
+		nd := s.nodes[ni]
+		if j < 0 {
+			j = len(nd.ids) - 1
+		}
+		for ; j >= 0; j-- {
+			if nd.ids[j].cmp(start) < 0 || !fn(nd, j) {
+				return
+			}
+		}
+		j = -1
+	}
+}
+
+// trim removes entries from the head; returns how many.
+func (s *streamObj) trim(maxlen int64, minid *streamID, approx bool, limit int64) int64 {
+	var deleted int64
+	for len(s.nodes) > 0 {
+		if minid == nil && s.length <= maxlen {
+			break
+		}
+		nd := s.nodes[0]
+		entries := int64(len(nd.ids))
+		if limit > 0 && deleted+entries > limit {
+			break
+		}
+		var whole bool
+		if minid == nil {
+			whole = s.length-entries >= maxlen
+		} else {
+			whole = nd.ids[len(nd.ids)-1].cmp(*minid) < 0
+		}
+		if whole {
+			s.mem -= cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
+			s.nodes[0] = nil
+			s.nodes = s.nodes[1:]
+			s.length -= entries
+			deleted += entries
+			continue
+		}
+		if approx {
+			break
+		}
+		for len(nd.ids) > 0 {
+			if minid == nil && s.length <= maxlen || minid != nil && nd.ids[0].cmp(*minid) >= 0 {
+				break
+			}
+			s.removeAt(0, 0)
+			deleted++
+		}
+		break
+	}
+	if deleted > 0 {
+		s.fixFirst()
+	}
+	return deleted
+}
+
+func (s *streamObj) hasTombstones(start, end *streamID) bool {
+	if s.length == 0 || s.maxDeletedID.isZero() {
+		return false
+	}
+	if s.firstID.cmp(s.maxDeletedID) > 0 {
+		return false
+	}
+	st := streamID{}
+	if start != nil {
+		st = *start
+	}
+	en := streamID{math.MaxUint64, math.MaxUint64}
+	if end != nil {
+		en = *end
+	}
+	return st.cmp(s.maxDeletedID) <= 0 && s.maxDeletedID.cmp(en) <= 0
+}
+
+func (s *streamObj) estimateDistance(id streamID) int64 {
+	if s.entriesAdded == 0 {
+		return 0
+	}
+	if s.length == 0 && id.cmp(s.lastID) < 1 {
+		return s.entriesAdded
+	}
+	c := id.cmp(s.lastID)
+	if c == 0 {
+		return s.entriesAdded
+	} else if c > 0 {
+		return -1
+	}
+	cf := id.cmp(s.firstID)
+	if s.maxDeletedID.isZero() || s.maxDeletedID.cmp(s.firstID) < 0 {
+		if cf < 0 {
+			return s.entriesAdded - s.length
+		} else if cf == 0 {
+			return s.entriesAdded - s.length + 1
+		}
+	}
+	return -1
+}
+
+// Dump recreates the stream as Redis's rewriteStreamObject does.
+func (s *streamObj) Dump(key []byte) [][][]byte {
+	var cmds [][][]byte
+	var fv [][]byte
+	if s.length > 0 {
+		s.each(streamID{}, streamID{math.MaxUint64, math.MaxUint64}, false, func(nd *snode, j int) bool {
+			cmd := [][]byte{[]byte("XADD"), key, nd.ids[j].bytes()}
+			fv = nd.entry(j, fv[:0])
+			cmd = append(cmd, fv...)
+			cmds = append(cmds, cmd)
+			return true
+		})
+	} else {
+		cmds = append(cmds, [][]byte{[]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), s.lastID.bytes(), []byte("x"), []byte("y")})
+	}
+	cmds = append(cmds, [][]byte{[]byte("XSETID"), key, s.lastID.bytes(), []byte("ENTRIESADDED"),
+		[]byte(strconv.FormatInt(s.entriesAdded, 10)), []byte("MAXDELETEDID"), s.maxDeletedID.bytes()})
+	for _, g := range s.groups {
+		cmds = append(cmds, [][]byte{[]byte("XGROUP"), []byte("CREATE"), key, []byte(g.name), g.lastID.bytes(),
+			[]byte("ENTRIESREAD"), []byte(strconv.FormatInt(g.entriesRead, 10))})
+		for _, id := range g.sortedPEL(g.pel) {
+			nk := g.pel[id]
+			cmds = append(cmds, [][]byte{[]byte("XCLAIM"), key, []byte(g.name), []byte(nk.consumer.name), []byte("0"), id.bytes(),
+				[]byte("TIME"), []byte(strconv.FormatInt(nk.deliveryTime, 10)), []byte("RETRYCOUNT"),
+				[]byte(strconv.FormatInt(nk.deliveryCount, 10)), []byte("JUSTID"), []byte("FORCE")})
+		}
+		for _, c := range g.consumers {
+			if len(c.pel) == 0 {
+				cmds = append(cmds, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), key, []byte(g.name), []byte(c.name)})
+			}
+		}
+	}
+	return cmds
+}
+
+// ID parsing.
+
+const errInvalidStreamID = "ERR Invalid stream ID specified as stream command argument"
+
+// parseStreamID is streamGenericParseIDOrReply; seqGiven non-nil accepts ms-*.
+func parseStreamID(b []byte, missingSeq uint64, strict bool, seqGiven *bool) (streamID, bool) {
+	if len(b) > 127 {
+		return streamID{}, false
+	}
+	if strict && len(b) == 1 && (b[0] == '-' || b[0] == '+') {
+		return streamID{}, false
+	}
+	if seqGiven != nil {
+		*seqGiven = true
+	}
+	if len(b) == 1 && b[0] == '-' {
+		return streamID{}, true
+	}
+	if len(b) == 1 && b[0] == '+' {
+		return streamID{math.MaxUint64, math.MaxUint64}, true
+	}
+	msPart, seqPart, dash := b, []byte(nil), false
+	for i, ch := range b {
+		if ch == '-' {
+			msPart, seqPart, dash = b[:i], b[i+1:], true
+			break
+		}
+	}
+	ms, ok := parseUint64(msPart)
+	if !ok {
+		return streamID{}, false
+	}
+	seq := missingSeq
+	if dash {
+		if seqGiven != nil && len(seqPart) == 1 && seqPart[0] == '*' {
+			seq = 0
+			*seqGiven = false
+		} else if seq, ok = parseUint64(seqPart); !ok {
+			return streamID{}, false
+		}
+	}
+	return streamID{ms, seq}, true
+}
+
+// parseUint64 is Redis's string2ull (strtoull, rejecting a sign or junk).
+func parseUint64(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	if b[0] == '-' {
+		v, ok := ParseInt(b)
+		return uint64(v), ok
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	return v, err == nil
+}
+
+func parseIntervalID(c *Ctx, b []byte, missingSeq uint64) (streamID, bool, bool) {
+	ex := len(b) > 1 && b[0] == '('
+	var id streamID
+	var ok bool
+	if ex {
+		id, ok = parseStreamID(b[1:], missingSeq, true, nil)
+	} else {
+		id, ok = parseStreamID(b, missingSeq, false, nil)
+	}
+	if !ok {
+		c.Err(errInvalidStreamID)
+	}
+	return id, ex, ok
+}
+
+func (c *Ctx) streamID(id streamID) { c.bulkID(id) }
+
+func (c *Ctx) bulkID(id streamID) {
+	b := id.bytes()
+	c.Out = append(c.Out, '$')
+	c.Out = strconv.AppendInt(c.Out, int64(len(b)), 10)
+	c.Out = append(c.Out, "\r\n"...)
+	c.Out = append(c.Out, b...)
+	c.Out = append(c.Out, "\r\n"...)
+}
+
+func (c *Ctx) replyEntry(nd *snode, j int, fv [][]byte) [][]byte {
+	c.Array(2)
+	c.streamID(nd.ids[j])
+	fv = nd.entry(j, fv[:0])
+	c.Array(len(fv))
+	for _, f := range fv {
+		c.Bulk(f)
+	}
+	return fv
+}
+
+// streamLookup: s nil if missing; ok false after WRONGTYPE.
+func streamLookup(c *Ctx, db *DB, key []byte, write bool) (*streamObj, int32, bool) {
+	var slot int32
+	if write {
+		slot = db.Write(key)
+	} else {
+		slot = db.Read(key)
+	}
+	if slot < 0 {
+		return nil, -1, true
+	}
+	if db.Type(slot) != TypeStream {
+		c.Err(ErrWrongType)
+		return nil, -1, false
+	}
+	return db.Obj(slot).(*streamObj), slot, true
+}
+
+func signalStream(db *DB, key []byte) {
+	if db.sh.OnReady != nil {
+		db.sh.OnReady(db, key)
+	}
+}
+
+type trimArgs struct {
+	strategy int // 0 none, 1 maxlen, 2 minid
+	approx   bool
+	maxlen   int64
+	minid    streamID
+	limit    int64
+	argIdx   int
+	noMk     bool
+	id       streamID
+	idGiven  bool
+	seqGiven bool
+}
+
+func parseTrimArgs(c *Ctx, argv [][]byte, xadd bool) (trimArgs, int, bool) {
+	var a trimArgs
+	limitGiven := false
+	i := 2
+	for ; i < len(argv); i++ {
+		more := len(argv) - 1 - i
+		opt := argv[i]
+		switch {
+		case xadd && len(opt) == 1 && opt[0] == '*':
+			goto done
+		case EqualFold(opt, "maxlen") && more > 0, EqualFold(opt, "minid") && more > 0:
+			if a.strategy != 0 {
+				c.Err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+				return a, -1, false
+			}
+			a.approx = false
+			next := argv[i+1]
+			if more >= 2 && len(next) == 1 && next[0] == '~' {
+				a.approx = true
+				i++
+			} else if more >= 2 && len(next) == 1 && next[0] == '=' {
+				i++
+			}
+			if EqualFold(opt, "maxlen") {
+				v, ok := ParseInt(argv[i+1])
+				if !ok {
+					c.Err(ErrNotInt)
+					return a, -1, false
+				}
+				if v < 0 {
+					c.Err("ERR The MAXLEN argument must be >= 0.")
+					return a, -1, false
+				}
+				a.maxlen, a.strategy = v, 1
+			} else {
+				id, ok := parseStreamID(argv[i+1], 0, true, nil)
+				if !ok {
+					c.Err(errInvalidStreamID)
+					return a, -1, false
+				}
+				a.minid, a.strategy = id, 2
+			}
+			i++
+			a.argIdx = i
+		case EqualFold(opt, "limit") && more > 0:
+			v, ok := ParseInt(argv[i+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return a, -1, false
+			}
+			if v < 0 {
+				c.Err("ERR The LIMIT argument must be >= 0.")
+				return a, -1, false
+			}
+			a.limit, limitGiven = v, true
+			i++
+		case xadd && EqualFold(opt, "nomkstream"):
+			a.noMk = true
+		case xadd:
+			id, ok := parseStreamID(opt, 0, true, &a.seqGiven)
+			if !ok {
+				c.Err(errInvalidStreamID)
+				return a, -1, false
+			}
+			a.id, a.idGiven = id, true
+			goto done
+		default:
+			c.Err(ErrSyntax)
+			return a, -1, false
+		}
+	}
+done:
+	if a.limit != 0 && a.strategy == 0 {
+		c.Err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+		return a, -1, false
+	}
+	if !xadd && a.strategy == 0 {
+		c.Err("ERR syntax error, XTRIM must be called with a trimming strategy")
+		return a, -1, false
+	}
+	if c.DBOf(argv[1]).sh.Loading {
+		a.limit = 0
+	} else if limitGiven {
+		if !a.approx {
+			c.Err("ERR syntax error, LIMIT cannot be used without the special ~ option")
+			return a, -1, false
+		}
+	} else if a.approx {
+		a.limit = 100 * streamNodeMax
+	} else {
+		a.limit = 0
+	}
+	return a, i, true
+}
+
+func (s *streamObj) doTrim(a *trimArgs) int64 {
+	switch a.strategy {
+	case 1:
+		return s.trim(a.maxlen, nil, a.approx, a.limit)
+	case 2:
+		return s.trim(0, &a.minid, a.approx, a.limit)
+	}
+	return 0
+}
+
+// rewriteTrim returns argv with the ~ trim made exact, as Redis propagates it.
+func rewriteTrim(argv [][]byte, a *trimArgs, s *streamObj) [][]byte {
+	out := append([][]byte(nil), argv...)
+	out[a.argIdx-1] = []byte("=")
+	if a.strategy == 1 {
+		out[a.argIdx] = []byte(strconv.FormatInt(s.length, 10))
+	} else {
+		out[a.argIdx] = s.firstID.bytes()
+	}
+	return out
+}
+
+func cmdXadd(c *Ctx, argv [][]byte) {
+	a, idpos, ok := parseTrimArgs(c, argv, true)
+	if !ok {
+		return
+	}
+	fp := idpos + 1
+	if len(argv)-fp < 2 || (len(argv)-fp)%2 == 1 {
+		c.Err(errArity("xadd"))
+		return
+	}
+	if a.idGiven && a.seqGiven && a.id.isZero() {
+		c.Err("ERR The ID specified in XADD must be greater than 0-0")
+		return
+	}
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	if s == nil && a.noMk {
+		c.Null()
+		return
+	}
+	var id streamID
+	if s != nil {
+		if s.lastID.ms == math.MaxUint64 && s.lastID.seq == math.MaxUint64 {
+			c.Err("ERR The stream has exhausted the last possible ID, unable to add more items")
+			return
+		}
+	}
+	last := streamID{}
+	if s != nil {
+		last = s.lastID
+	}
+	if a.idGiven {
+		id = a.id
+		if !a.seqGiven {
+			if id.ms == last.ms {
+				if last.seq == math.MaxUint64 {
+					c.Err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+					return
+				}
+				id.seq = last.seq + 1
+			} else if id.ms < last.ms {
+				c.Err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+				return
+			}
+		} else if id.cmp(last) <= 0 {
+			c.Err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+			return
+		}
+	} else {
+		ms := uint64(c.Now())
+		if ms > last.ms {
+			id = streamID{ms, 0}
+		} else {
+			id, _ = last.incr()
+		}
+	}
+	if s == nil {
+		s = &streamObj{}
+		slot = db.SetObj(key, TypeStream, EncStream, s)
+	} else {
+		db.Modify(slot)
+	}
+	s.appendEntry(id, argv[fp:])
+	c.bulkID(id)
+	db.Notify(NotifyStream, "xadd", key)
+	prop := argv
+	if a.strategy != 0 {
+		if s.doTrim(&a) > 0 {
+			db.Notify(NotifyStream, "xtrim", key)
+		}
+		if a.approx {
+			prop = rewriteTrim(prop, &a, s)
+		}
+	}
+	if !a.idGiven || !a.seqGiven {
+		if &prop[0] == &argv[0] {
+			prop = append([][]byte(nil), argv...)
+		}
+		prop[idpos] = id.bytes()
+	}
+	c.Propagate(prop...)
+	signalStream(db, key)
+}
+
+func cmdXlen(c *Ctx, argv [][]byte) {
+	s, _, ok := streamLookup(c, c.DBOf(argv[1]), argv[1], false)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(s.length)
+}
+
+func cmdXrange(c *Ctx, argv [][]byte)    { xrangeGeneric(c, argv, false) }
+func cmdXrevrange(c *Ctx, argv [][]byte) { xrangeGeneric(c, argv, true) }
+
+func xrangeGeneric(c *Ctx, argv [][]byte, rev bool) {
+	sa, ea := argv[2], argv[3]
+	if rev {
+		sa, ea = ea, sa
+	}
+	start, sx, ok := parseIntervalID(c, sa, 0)
+	if !ok {
+		return
+	}
+	if sx {
+		if start, ok = start.incr(); !ok {
+			c.Err("ERR invalid start ID for the interval")
+			return
+		}
+	}
+	end, ex, ok := parseIntervalID(c, ea, math.MaxUint64)
+	if !ok {
+		return
+	}
+	if ex {
+		if end, ok = end.decr(); !ok {
+			c.Err("ERR invalid end ID for the interval")
+			return
+		}
+	}
+	count := int64(-1)
+	for j := 4; j < len(argv); j++ {
+		if EqualFold(argv[j], "count") && j+1 < len(argv) {
+			v, ok := ParseInt(argv[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			count = max(v, 0)
+			j++
+		} else {
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	s, _, ok := streamLookup(c, c.DBOf(argv[1]), argv[1], false)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Array(0)
+		return
+	}
+	if count == 0 {
+		c.NullArray()
+		return
+	}
+	streamReplyRange(c, s, start, end, count, rev)
+}
+
+func streamReplyRange(c *Ctx, s *streamObj, start, end streamID, count int64, rev bool) int {
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	n := 0
+	var fv [][]byte
+	s.each(start, end, rev, func(nd *snode, j int) bool {
+		fv = c.replyEntry(nd, j, fv)
+		n++
+		return count <= 0 || int64(n) < count
+	})
+	body = c.Out
+	c.Out = saved
+	c.Array(n)
+	c.Out = append(c.Out, body...)
+	return n
+}
+
+func cmdXdel(c *Ctx, argv [][]byte) {
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	ids := make([]streamID, 0, len(argv)-2)
+	for _, a := range argv[2:] {
+		id, ok := parseStreamID(a, 0, true, nil)
+		if !ok {
+			c.Err(errInvalidStreamID)
+			return
+		}
+		ids = append(ids, id)
+	}
+	deleted := 0
+	for _, id := range ids {
+		ni, j, ok := s.find(id)
+		if !ok {
+			continue
+		}
+		if deleted == 0 {
+			db.Modify(slot)
+		}
+		s.removeAt(ni, j)
+		if id.cmp(s.maxDeletedID) > 0 {
+			s.maxDeletedID = id
+		}
+		deleted++
+	}
+	if deleted > 0 {
+		s.fixFirst()
+		db.Notify(NotifyStream, "xdel", key)
+		c.Dirty(deleted)
+	}
+	c.Int(int64(deleted))
+}
+
+func cmdXtrim(c *Ctx, argv [][]byte) {
+	a, _, ok := parseTrimArgs(c, argv, false)
+	if !ok {
+		return
+	}
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	if s == nil {
+		c.Int(0)
+		return
+	}
+	db.Modify(slot)
+	n := s.doTrim(&a)
+	db.memNew(slot)
+	if n > 0 {
+		db.Notify(NotifyStream, "xtrim", key)
+		if a.approx {
+			c.Propagate(rewriteTrim(argv, &a, s)...)
+		} else {
+			c.Dirty(int(n))
+		}
+	}
+	c.Int(n)
+}
+
+// XREAD [COUNT n] [BLOCK ms] STREAMS key... id...; XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS ...
+func cmdXread(c *Ctx, argv [][]byte) {
+	group := len(argv[0]) == 10
+	timeout := int64(-1)
+	count := int64(0)
+	streamsArg, nstreams := 0, 0
+	var gname, cname []byte
+	noack := false
+	for i := 1; i < len(argv); i++ {
+		more := len(argv) - i - 1
+		o := argv[i]
+		switch {
+		case EqualFold(o, "block") && more > 0:
+			if c.InScript {
+				c.Err("ERR " + string(lowerASCII(argv[0])) + " command is not allowed with BLOCK option from scripts")
+				return
+			}
+			i++
+			v, ok := ParseInt(argv[i])
+			if !ok {
+				c.Err("ERR timeout is not an integer or out of range")
+				return
+			}
+			if v < 0 {
+				c.Err("ERR timeout is negative")
+				return
+			}
+			timeout = v
+		case EqualFold(o, "count") && more > 0:
+			i++
+			v, ok := ParseInt(argv[i])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			count = max(v, 0)
+		case EqualFold(o, "streams") && more > 0:
+			streamsArg = i + 1
+			nstreams = len(argv) - streamsArg
+			if nstreams%2 != 0 {
+				c.Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
+				return
+			}
+			nstreams /= 2
+			i = len(argv)
+		case EqualFold(o, "group") && more >= 2:
+			if !group {
+				c.Err("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			gname, cname = argv[i+1], argv[i+2]
+			i += 2
+		case EqualFold(o, "noack"):
+			if !group {
+				c.Err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			noack = true
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	if streamsArg == 0 {
+		c.Err(ErrSyntax)
+		return
+	}
+	if group && gname == nil {
+		c.Err("ERR Missing GROUP option for XREADGROUP")
+		return
+	}
+	keys := argv[streamsArg : streamsArg+nstreams]
+	ids := make([]streamID, nstreams)
+	groups := make([]*streamGroup, nstreams)
+	var blockArgv [][]byte
+	for k := 0; k < nstreams; k++ {
+		key := keys[k]
+		idArg := argv[streamsArg+nstreams+k]
+		db := c.DBOf(key)
+		slot := db.Read(key)
+		var s *streamObj
+		if slot >= 0 {
+			if db.Type(slot) != TypeStream {
+				if c.ServeKey != nil && group {
+					c.Err("UNBLOCKED the stream key no longer exists")
+					return
+				}
+				c.Err(ErrWrongType)
+				return
+			}
+			s = db.Obj(slot).(*streamObj)
+		}
+		if group {
+			if s != nil {
+				groups[k] = s.group(gname)
+			}
+			if groups[k] == nil {
+				if c.ServeKey != nil {
+					if s == nil {
+						c.Err("UNBLOCKED the stream key no longer exists")
+					} else {
+						c.Err("NOGROUP the consumer group this client was blocked on no longer exists")
+					}
+					return
+				}
+				c.Err("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(gname) + "' in XREADGROUP with GROUP option")
+				return
+			}
+		}
+		switch {
+		case len(idArg) == 1 && idArg[0] == '$':
+			if group {
+				c.Err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+				return
+			}
+			if s != nil {
+				ids[k] = s.lastID
+			}
+			if blockArgv == nil {
+				blockArgv = append([][]byte(nil), argv...)
+			}
+			blockArgv[streamsArg+nstreams+k] = ids[k].bytes()
+		case len(idArg) == 1 && idArg[0] == '>':
+			if !group {
+				c.Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+				return
+			}
+			ids[k] = streamID{math.MaxUint64, math.MaxUint64}
+		default:
+			id, ok := parseStreamID(idArg, 0, true, nil)
+			if !ok {
+				c.Err(errInvalidStreamID)
+				return
+			}
+			ids[k] = id
+		}
+	}
+	if c.ServeKey != nil && count == 0 {
+		count = 1000
+	}
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	served := 0
+	for k := 0; k < nstreams; k++ {
+		key := keys[k]
+		if c.ServeKey != nil && string(key) != string(c.ServeKey) {
+			continue
+		}
+		db := c.DBOf(key)
+		slot := db.Lookup(key)
+		if slot < 0 {
+			continue
+		}
+		s := db.Obj(slot).(*streamObj)
+		gt := ids[k]
+		sync, history := false, false
+		g := groups[k]
+		if g != nil {
+			if gt.ms != math.MaxUint64 || gt.seq != math.MaxUint64 {
+				sync, history = true, true
+			} else if c.ServeKey != nil {
+				gt = g.lastID
+				sync = s.lastID.cmp(gt) > 0
+			} else if s.length > 0 && s.lastValid().cmp(g.lastID) > 0 {
+				sync, gt = true, g.lastID
+			}
+		} else if c.ServeKey != nil {
+			sync = s.lastID.cmp(gt) > 0
+		} else if s.length > 0 && s.lastValid().cmp(gt) > 0 {
+			sync = true
+		}
+		if !sync {
+			continue
+		}
+		served++
+		if c.Proto == 2 {
+			c.Array(2)
+		}
+		c.Bulk(key)
+		var cons *streamConsumer
+		if g != nil {
+			db.Modify(slot)
+			cons = g.consumer(cname)
+			if cons == nil {
+				cons = g.addConsumer(cname, c.Now())
+				db.Notify(NotifyStream, "xgroup-createconsumer", key)
+				if noack {
+					c.Propagate([]byte("XGROUP"), []byte("CREATECONSUMER"), key, gname, cname)
+				}
+			} else {
+				cons.seenTime = c.Now()
+			}
+		}
+		start, _ := gt.incr()
+		streamReplyGroup(c, s, key, start, count, g, cons, gname, noack, history)
+		if g != nil {
+			c.Prop.Custom = true
+			c.Prop.Dirty++
+		}
+	}
+	body = c.Out
+	c.Out = saved
+	if served > 0 {
+		if c.Proto == 2 {
+			c.Array(served)
+		} else {
+			c.Map(served)
+		}
+		c.Out = append(c.Out, body...)
+		return
+	}
+	if timeout >= 0 && !c.InMulti {
+		deadline := int64(0)
+		if timeout > 0 {
+			deadline = c.Now() + timeout
+		}
+		c.Block(deadline, keys)
+		c.BlockArgv = blockArgv
+		return
+	}
+	c.NullArray()
+}
+
+func streamReplyGroup(c *Ctx, s *streamObj, key []byte, start streamID, count int64, g *streamGroup, cons *streamConsumer, gname []byte, noack, history bool) {
+	now := c.Now()
+	if g != nil && history {
+		ids := g.sortedPEL(cons.pel)
+		var out []streamID
+		for _, id := range ids {
+			if id.cmp(start) >= 0 {
+				out = append(out, id)
+			}
+		}
+		if count > 0 && int64(len(out)) > count {
+			out = out[:count]
+		}
+		c.Array(len(out))
+		var fv [][]byte
+		for _, id := range out {
+			ni, j, ok := s.find(id)
+			if !ok {
+				c.Array(2)
+				c.bulkID(id)
+				c.NullArray()
+				continue
+			}
+			fv = c.replyEntry(s.nodes[ni], j, fv)
+			nk := cons.pel[id]
+			nk.deliveryTime = now
+			nk.deliveryCount++
+		}
+		return
+	}
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	n := 0
+	propLast := false
+	var fv [][]byte
+	s.each(start, streamID{math.MaxUint64, math.MaxUint64}, false, func(nd *snode, j int) bool {
+		id := nd.ids[j]
+		if g != nil && id.cmp(g.lastID) > 0 {
+			if g.entriesRead != -1 && !s.hasTombstones(&id, nil) {
+				g.entriesRead++
+			} else if s.entriesAdded != 0 {
+				g.entriesRead = s.estimateDistance(id)
+			}
+			g.lastID = id
+			if noack {
+				propLast = true
+			}
+		}
+		fv = c.replyEntry(nd, j, fv)
+		if g != nil && !noack {
+			nk := g.pel[id]
+			if nk == nil {
+				nk = &streamNACK{deliveryTime: now, deliveryCount: 1, consumer: cons}
+				g.pel[id] = nk
+				cons.pel[id] = nk
+			} else {
+				delete(nk.consumer.pel, id)
+				nk.consumer = cons
+				nk.deliveryTime = now
+				nk.deliveryCount = 1
+				cons.pel[id] = nk
+			}
+			propagateXclaim(c, key, gname, g, id, nk)
+		}
+		n++
+		return count <= 0 || int64(n) < count
+	})
+	if propLast {
+		propagateGroupID(c, key, gname, g)
+	}
+	body = c.Out
+	c.Out = saved
+	c.Array(n)
+	c.Out = append(c.Out, body...)
+}
+
+func propagateXclaim(c *Ctx, key, gname []byte, g *streamGroup, id streamID, nk *streamNACK) {
+	c.Propagate([]byte("XCLAIM"), key, gname, []byte(nk.consumer.name), []byte("0"), id.bytes(),
+		[]byte("TIME"), []byte(strconv.FormatInt(nk.deliveryTime, 10)), []byte("RETRYCOUNT"),
+		[]byte(strconv.FormatInt(nk.deliveryCount, 10)), []byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), g.lastID.bytes())
+}
+
+func propagateGroupID(c *Ctx, key, gname []byte, g *streamGroup) {
+	c.Propagate([]byte("XGROUP"), []byte("SETID"), key, gname, g.lastID.bytes(), []byte("ENTRIESREAD"),
+		[]byte(strconv.FormatInt(g.entriesRead, 10)))
+}
+
+// xgroupArgs resolves the key and group of an XGROUP subcommand.
+func xgroupArgs(c *Ctx, argv [][]byte, needGroup bool, mk bool) (*DB, *streamObj, int32, *streamGroup, bool) {
+	key := argv[2]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return nil, nil, -1, nil, false
+	}
+	if s == nil && !mk {
+		c.Err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
+		return nil, nil, -1, nil, false
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(argv[3])
+	}
+	if needGroup && g == nil {
+		c.Err("NOGROUP No such consumer group '" + string(argv[3]) + "' for key name '" + string(key) + "'")
+		return nil, nil, -1, nil, false
+	}
+	return db, s, slot, g, true
+}
+
+func parseEntriesRead(c *Ctx, argv [][]byte, create bool) (mk bool, er int64, ok bool) {
+	er = -1
+	for i := 5; i < len(argv); {
+		switch {
+		case create && EqualFold(argv[i], "mkstream"):
+			mk = true
+			i++
+		case EqualFold(argv[i], "entriesread") && i+1 < len(argv):
+			v, ok := ParseInt(argv[i+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return false, 0, false
+			}
+			if v < 0 && v != -1 {
+				c.Err("ERR value for ENTRIESREAD must be positive or -1")
+				return false, 0, false
+			}
+			er = v
+			i += 2
+		default:
+			c.Err("ERR unknown subcommand or wrong number of arguments for '" + string(argv[1]) + "'. Try XGROUP HELP.")
+			return false, 0, false
+		}
+	}
+	return mk, er, true
+}
+
+func cmdXgroupCreate(c *Ctx, argv [][]byte) {
+	mk, er, ok := parseEntriesRead(c, argv, true)
+	if !ok {
+		return
+	}
+	db, s, slot, g, ok := xgroupArgs(c, argv, false, mk)
+	if !ok {
+		return
+	}
+	var id streamID
+	if string(argv[4]) == "$" {
+		if s != nil {
+			id = s.lastID
+		}
+	} else if id, ok = parseStreamID(argv[4], 0, true, nil); !ok {
+		c.Err(errInvalidStreamID)
+		return
+	}
+	if g != nil {
+		c.Err("BUSYGROUP Consumer Group name already exists")
+		return
+	}
+	key := argv[2]
+	if s == nil {
+		s = &streamObj{}
+		slot = db.SetObj(key, TypeStream, EncStream, s)
+	} else {
+		db.Modify(slot)
+	}
+	g = &streamGroup{name: string(argv[3]), lastID: id, entriesRead: er, pel: map[streamID]*streamNACK{}}
+	i := sort.Search(len(s.groups), func(i int) bool { return s.groups[i].name >= g.name })
+	s.groups = append(s.groups, nil)
+	copy(s.groups[i+1:], s.groups[i:])
+	s.groups[i] = g
+	c.OK()
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-create", key)
+}
+
+func cmdXgroupSetid(c *Ctx, argv [][]byte) {
+	_, er, ok := parseEntriesRead(c, argv, false)
+	if !ok {
+		return
+	}
+	db, s, slot, g, ok := xgroupArgs(c, argv, true, false)
+	if !ok {
+		return
+	}
+	var id streamID
+	if string(argv[4]) == "$" {
+		id = s.lastID
+	} else if id, ok = parseStreamID(argv[4], 0, false, nil); !ok {
+		c.Err(errInvalidStreamID)
+		return
+	}
+	db.Modify(slot)
+	g.lastID, g.entriesRead = id, er
+	c.OK()
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-setid", argv[2])
+}
+
+func cmdXgroupDestroy(c *Ctx, argv [][]byte) {
+	db, s, slot, g, ok := xgroupArgs(c, argv, false, false)
+	if !ok {
+		return
+	}
+	if g == nil {
+		c.Int(0)
+		return
+	}
+	db.Modify(slot)
+	for i, o := range s.groups {
+		if o == g {
+			s.groups = append(s.groups[:i], s.groups[i+1:]...)
+			break
+		}
+	}
+	c.Int(1)
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-destroy", argv[2])
+	signalStream(db, argv[2])
+}
+
+func cmdXgroupCreateConsumer(c *Ctx, argv [][]byte) {
+	db, _, slot, g, ok := xgroupArgs(c, argv, true, false)
+	if !ok {
+		return
+	}
+	db.Modify(slot)
+	if g.addConsumer(argv[4], c.Now()) == nil {
+		c.Int(0)
+		return
+	}
+	c.Int(1)
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-createconsumer", argv[2])
+}
+
+func cmdXgroupDelConsumer(c *Ctx, argv [][]byte) {
+	db, _, slot, g, ok := xgroupArgs(c, argv, true, false)
+	if !ok {
+		return
+	}
+	cons := g.consumer(argv[4])
+	if cons == nil {
+		c.Int(0)
+		return
+	}
+	db.Modify(slot)
+	n := len(cons.pel)
+	g.delConsumer(cons)
+	c.Int(int64(n))
+	c.Dirty(1)
+	db.Notify(NotifyStream, "xgroup-delconsumer", argv[2])
+}
+
+func cmdXack(c *Ctx, argv [][]byte) {
+	key := argv[1]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, false)
+	if !ok {
+		return
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(argv[2])
+	}
+	if g == nil {
+		c.Int(0)
+		return
+	}
+	ids := make([]streamID, 0, len(argv)-3)
+	for _, a := range argv[3:] {
+		id, ok := parseStreamID(a, 0, true, nil)
+		if !ok {
+			c.Err(errInvalidStreamID)
+			return
+		}
+		ids = append(ids, id)
+	}
+	n := 0
+	for _, id := range ids {
+		nk := g.pel[id]
+		if nk == nil {
+			continue
+		}
+		if n == 0 {
+			db.Modify(slot)
+		}
+		delete(g.pel, id)
+		delete(nk.consumer.pel, id)
+		n++
+	}
+	c.Dirty(n)
+	c.Int(int64(n))
+}
+
+// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms]
+// [RETRYCOUNT n] [FORCE] [JUSTID] [LASTID id] (Redis 7.0's xclaimCommand).
+// It is logged as the XCLAIMs it amounts to, each with the resolved TIME,
+// RETRYCOUNT and LASTID, FORCE and JUSTID (streamPropagateXCLAIM).
+func cmdXclaim(c *Ctx, argv [][]byte) {
+	key, gname := argv[1], argv[2]
+	db := c.DBOf(key)
+	s, slot, ok := streamLookup(c, db, key, true)
+	if !ok {
+		return
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(gname)
+	}
+	minIdle, err := strconv.ParseInt(string(argv[4]), 10, 64)
+	if err != nil {
+		c.Err("ERR Invalid min-idle-time argument for XCLAIM")
+		return
+	}
+	if minIdle < 0 {
+		minIdle = 0
+	}
+	now := c.Now()
+	// The IDs come first; the first argument that is not one starts the options.
+	j := 5
+	var ids []streamID
+	for ; j < len(argv); j++ {
+		id, ok := parseStreamID(argv[j], 0, true, nil)
+		if !ok {
+			break
+		}
+		ids = append(ids, id)
+	}
+	lastIDArg := j
+	deliveryTime, retry := int64(-1), int64(-1)
+	force, justID := false, false
+	var lastID streamID
+	haveLast := false
+	for ; j < len(argv); j++ {
+		more := j+1 < len(argv)
+		switch {
+		case EqualFold(argv[j], "force"):
+			force = true
+		case EqualFold(argv[j], "justid"):
+			justID = true
+		case EqualFold(argv[j], "idle") && more:
+			j++
+			v, err := strconv.ParseInt(string(argv[j]), 10, 64)
+			if err != nil {
+				c.Err("ERR Invalid IDLE option argument for XCLAIM")
+				return
+			}
+			deliveryTime = now - v
+		case EqualFold(argv[j], "time") && more:
+			j++
+			v, err := strconv.ParseInt(string(argv[j]), 10, 64)
+			if err != nil {
+				c.Err("ERR Invalid TIME option argument for XCLAIM")
+				return
+			}
+			deliveryTime = v
+		case EqualFold(argv[j], "retrycount") && more:
+			j++
+			v, err := strconv.ParseInt(string(argv[j]), 10, 64)
+			if err != nil {
+				c.Err("ERR Invalid RETRYCOUNT option argument for XCLAIM")
+				return
+			}
+			retry = v
+		case EqualFold(argv[j], "lastid") && more:
+			j++
+			id, ok := parseStreamID(argv[j], 0, true, nil)
+			if !ok {
+				c.Err(errInvalidStreamID)
+				return
+			}
+			lastID, haveLast = id, true
+		default:
+			if j == lastIDArg && len(ids) == 0 {
+				c.Err(errInvalidStreamID)
+				return
+			}
+			c.Err("ERR Unrecognized XCLAIM option '" + string(argv[j]) + "'")
+			return
+		}
+	}
+	if g == nil {
+		c.Err("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(gname) + "'")
+		return
+	}
+	if deliveryTime != -1 && deliveryTime > now {
+		deliveryTime = now // in the future: now, as Redis does
+	} else if deliveryTime == -1 {
+		deliveryTime = now
+	}
+	db.Modify(slot)
+	if haveLast && lastID.cmp(g.lastID) > 0 {
+		g.lastID = lastID
+	}
+	cons := g.consumer(argv[3])
+	var body []byte
+	saved := c.Out
+	c.Out = body
+	n := 0
+	var fv [][]byte
+	for _, id := range ids {
+		nk := g.pel[id]
+		exists := s.exists(id)
+		if nk == nil && force && exists {
+			if cons == nil {
+				cons = g.addConsumer(argv[3], now)
+			}
+			nk = &streamNACK{deliveryTime: now, consumer: cons}
+			g.pel[id] = nk
+			cons.pel[id] = nk
+		}
+		if nk == nil {
+			continue
+		}
+		if !exists {
+			// Deleted from the stream: it leaves the pending lists.
+			delete(g.pel, id)
+			delete(nk.consumer.pel, id)
+			c.Propagate([]byte("XCLAIM"), key, gname, []byte(nk.consumer.name), []byte("0"), id.bytes(),
+				[]byte("TIME"), []byte(strconv.FormatInt(nk.deliveryTime, 10)), []byte("RETRYCOUNT"),
+				[]byte(strconv.FormatInt(nk.deliveryCount, 10)), []byte("FORCE"), []byte("JUSTID"), []byte("LASTID"), g.lastID.bytes())
+			continue
+		}
+		if minIdle > 0 && now-nk.deliveryTime < minIdle {
+			continue
+		}
+		if cons == nil {
+			cons = g.addConsumer(argv[3], now)
+		}
+		if nk.consumer != cons {
+			delete(nk.consumer.pel, id)
+			nk.consumer = cons
+			cons.pel[id] = nk
+		}
+		nk.deliveryTime = deliveryTime
+		if retry >= 0 {
+			nk.deliveryCount = retry
+		} else if !justID {
+			nk.deliveryCount++
+		}
+		cons.seenTime = now
+		if justID {
+			c.bulkID(id)
+		} else {
+			ni, k, _ := s.find(id)
+			fv = c.replyEntry(s.nodes[ni], k, fv)
+		}
+		n++
+		propagateXclaim(c, key, gname, g, id, nk)
+	}
+	body = c.Out
+	c.Out = saved
+	c.Array(n)
+	c.Out = append(c.Out, body...)
+	c.Prop.Custom = true
+	c.Prop.Dirty++
+}
