@@ -128,6 +128,13 @@ func startServerIn(t testing.TB, dir string, args ...string) *server {
 		if s != nil && strings.Contains(strings.ToLower(s.log.String()), "address already in use") {
 			continue // lost a race for the port; pick another
 		}
+		if s != nil && strings.Contains(s.log.String(), "could not reach every event loop") {
+			// Seen once in CI under load (2026-12-01), not understood yet:
+			// the start-up probe found only some loops in 10 s. Logged, and
+			// tried again on a new port, so that the tests still run.
+			t.Logf("start-up probe failed, trying again: %v", err)
+			continue
+		}
 		t.Fatalf("starting redshard-server %s: %v\n--- server log ---\n%s", strings.Join(args, " "), err, s.log.String())
 	}
 	t.Fatalf("starting redshard-server: no free port after 3 attempts\n--- server log ---\n%s", last.log.String())
