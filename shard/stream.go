@@ -886,6 +886,21 @@ func streamReplyRange(c *Ctx, s *streamObj, start, end streamID, count int64, re
 	return n
 }
 
+// parseStreamIDs parses every argument as a strict stream ID, answering
+// Redis's error for the first that is not one.
+func parseStreamIDs(c *Ctx, args [][]byte) ([]streamID, bool) {
+	ids := make([]streamID, 0, len(args))
+	for _, a := range args {
+		id, ok := parseStreamID(a, 0, true, nil)
+		if !ok {
+			c.Err(errInvalidStreamID)
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
 func cmdXdel(c *Ctx, argv [][]byte) {
 	key := argv[1]
 	db := c.DBOf(key)
@@ -897,14 +912,9 @@ func cmdXdel(c *Ctx, argv [][]byte) {
 		c.Int(0)
 		return
 	}
-	ids := make([]streamID, 0, len(argv)-2)
-	for _, a := range argv[2:] {
-		id, ok := parseStreamID(a, 0, true, nil)
-		if !ok {
-			c.Err(errInvalidStreamID)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseStreamIDs(c, argv[2:])
+	if !ok {
+		return
 	}
 	deleted := 0
 	for _, id := range ids {
@@ -1452,14 +1462,9 @@ func cmdXack(c *Ctx, argv [][]byte) {
 		c.Int(0)
 		return
 	}
-	ids := make([]streamID, 0, len(argv)-3)
-	for _, a := range argv[3:] {
-		id, ok := parseStreamID(a, 0, true, nil)
-		if !ok {
-			c.Err(errInvalidStreamID)
-			return
-		}
-		ids = append(ids, id)
+	ids, ok := parseStreamIDs(c, argv[3:])
+	if !ok {
+		return
 	}
 	n := 0
 	for _, id := range ids {
