@@ -1144,3 +1144,6 @@ func cmdXread(c *Ctx, argv [][]byte) {
 	}
 	c.NullArray()
 }
+
+// nodeCount is the number of storage nodes (XINFO STREAM's radix-tree-keys).
+func (s *streamObj) nodeCount() int { return len(s.nodes) }
