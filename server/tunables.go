@@ -18,6 +18,8 @@ func (srv *Server) initTunables() {
 		t.ListCompressDepth.Store(cfg.listCompressDepth.Load())
 		t.ProtoMaxBulkLen.Store(cfg.protoMaxBulkLen.Load())
 		t.HLLSparseMaxBytes.Store(cfg.hllSparseMaxBytes.Load())
+		t.StreamNodeMaxBytes.Store(cfg.streamNodeMaxBytes.Load())
+		t.StreamNodeMaxEntries.Store(cfg.streamNodeMaxEntries.Load())
 		t.NotifyFlags.Store(uint32(cfg.notifyFlags.Load()))
 		t.MaxmemoryPolicy.Store(cfg.maxmemoryPolicy.Load())
 		t.MaxmemorySet.Store(cfg.maxmemory.Load() != 0)
@@ -30,7 +32,8 @@ func (srv *Server) initTunables() {
 	for _, name := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
 		"notify-keyspace-events", "maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
-		"lfu-log-factor", "lfu-decay-time", "proto-max-bulk-len", "hll-sparse-max-bytes"} {
+		"lfu-log-factor", "lfu-decay-time", "proto-max-bulk-len", "hll-sparse-max-bytes",
+		"stream-node-max-bytes", "stream-node-max-entries"} {
 		cfg.OnChange(name, sync)
 	}
 }

@@ -43,6 +43,8 @@ type Tunables struct {
 	ListCompressDepth      atomic.Int64 // list-compress-depth (0)
 	ProtoMaxBulkLen        atomic.Int64 // proto-max-bulk-len (512mb): bit offsets stay below it
 	HLLSparseMaxBytes      atomic.Int64 // hll-sparse-max-bytes (3000)
+	StreamNodeMaxBytes     atomic.Int64 // stream-node-max-bytes (4096)
+	StreamNodeMaxEntries   atomic.Int64 // stream-node-max-entries (100)
 	// NotifyFlags is notify-keyspace-events as a mask of Notify* bits.
 	NotifyFlags atomic.Uint32
 
@@ -70,6 +72,8 @@ func DefaultTunables() *Tunables {
 	t.LFUDecayTime.Store(1)
 	t.ProtoMaxBulkLen.Store(512 << 20)
 	t.HLLSparseMaxBytes.Store(3000)
+	t.StreamNodeMaxBytes.Store(4096)
+	t.StreamNodeMaxEntries.Store(100)
 	return t
 }
 

@@ -1,19 +1,14 @@
 package shard
 
 import (
-	"encoding/binary"
 	"math"
-	"sort"
 	"strconv"
 )
 
 // Streams (Redis 7.0's t_stream.c): entries ordered by ID, consumer groups
 // with their pending entries lists.
 //
-// Storage: entries sit in nodes of at most streamNodeMax entries; a node
-// keeps its IDs in one slice and all its fields and values in one byte
-// buffer (length-prefixed), so the collector sees two pointers per node, not
-// one object per entry.
+// Storage of the entries: streamnode.go.
 
 var streamCommands = []Command{
 	{Name: "xadd", Run: cmdXadd},
@@ -77,15 +72,6 @@ func (a streamID) bytes() []byte {
 	return strconv.AppendUint(b, a.seq, 10)
 }
 
-const streamNodeMax = 100
-
-// snode is a run of consecutive entries.
-type snode struct {
-	ids  []streamID
-	offs []uint32 // start of each entry in data
-	data []byte   // per entry: uvarint npairs, then uvarint len + bytes for each field and value
-}
-
 type streamObj struct {
 	nodes        []*snode
 	length       int64
@@ -101,11 +87,7 @@ func (s *streamObj) Mem() int { return 128 + s.mem }
 
 func (s *streamObj) Copy() Object {
 	n := *s
-	n.nodes = make([]*snode, len(s.nodes))
-	for i, nd := range s.nodes {
-		n.nodes[i] = &snode{ids: append([]streamID(nil), nd.ids...), offs: append([]uint32(nil), nd.offs...),
-			data: append([]byte(nil), nd.data...)}
-	}
+	n.nodes = copyNodes(s.nodes)
 	n.groups = nil
 	for _, g := range s.groups {
 		ng := &streamGroup{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead, pel: map[streamID]*streamNACK{}}
@@ -121,227 +103,6 @@ func (s *streamObj) Copy() Object {
 		n.groups = append(n.groups, ng)
 	}
 	return &n
-}
-
-// entry returns the fields and values of entry i of nd.
-func (nd *snode) entry(i int, dst [][]byte) [][]byte {
-	b := nd.data[nd.offs[i]:]
-	n, k := binary.Uvarint(b)
-	b = b[k:]
-	for j := 0; j < int(n)*2; j++ {
-		l, k := binary.Uvarint(b)
-		b = b[k:]
-		dst = append(dst, b[:l:l])
-		b = b[l:]
-	}
-	return dst
-}
-
-func (nd *snode) entryBytes(i int) int {
-	end := len(nd.data)
-	if i+1 < len(nd.offs) {
-		end = int(nd.offs[i+1])
-	}
-	return end - int(nd.offs[i])
-}
-
-func (s *streamObj) appendEntry(id streamID, fv [][]byte) {
-	var nd *snode
-	if len(s.nodes) > 0 {
-		nd = s.nodes[len(s.nodes)-1]
-		if len(nd.ids) >= streamNodeMax {
-			nd = nil
-		}
-	}
-	if nd == nil {
-		nd = &snode{}
-		s.nodes = append(s.nodes, nd)
-	}
-	before := cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
-	nd.ids = append(nd.ids, id)
-	nd.offs = append(nd.offs, uint32(len(nd.data)))
-	nd.data = binary.AppendUvarint(nd.data, uint64(len(fv)/2))
-	for _, f := range fv {
-		nd.data = binary.AppendUvarint(nd.data, uint64(len(f)))
-		nd.data = append(nd.data, f...)
-	}
-	s.mem += cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4 - before
-	s.length++
-	s.entriesAdded++
-	s.lastID = id
-	if s.length == 1 {
-		s.firstID = id
-	}
-}
-
-// find locates id: node index and position, ok when present.
-func (s *streamObj) find(id streamID) (int, int, bool) {
-	ni := sort.Search(len(s.nodes), func(i int) bool {
-		ids := s.nodes[i].ids
-		return ids[len(ids)-1].cmp(id) >= 0
-	})
-	if ni == len(s.nodes) {
-		return ni, 0, false
-	}
-	ids := s.nodes[ni].ids
-	j := sort.Search(len(ids), func(i int) bool { return ids[i].cmp(id) >= 0 })
-	return ni, j, j < len(ids) && ids[j] == id
-}
-
-func (s *streamObj) exists(id streamID) bool { _, _, ok := s.find(id); return ok }
-
-// removeAt deletes entry j of node ni.
-func (s *streamObj) removeAt(ni, j int) {
-	nd := s.nodes[ni]
-	sz := nd.entryBytes(j)
-	start := int(nd.offs[j])
-	copy(nd.data[start:], nd.data[start+sz:])
-	nd.data = nd.data[:len(nd.data)-sz]
-	copy(nd.offs[j:], nd.offs[j+1:])
-	nd.offs = nd.offs[:len(nd.offs)-1]
-	for k := j; k < len(nd.offs); k++ {
-		nd.offs[k] -= uint32(sz)
-	}
-	copy(nd.ids[j:], nd.ids[j+1:])
-	nd.ids = nd.ids[:len(nd.ids)-1]
-	s.length--
-	if len(nd.ids) == 0 {
-		s.mem -= cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
-		copy(s.nodes[ni:], s.nodes[ni+1:])
-		s.nodes[len(s.nodes)-1] = nil
-		s.nodes = s.nodes[:len(s.nodes)-1]
-	}
-}
-
-func (s *streamObj) fixFirst() {
-	if s.length == 0 {
-		s.firstID = streamID{}
-	} else {
-		s.firstID = s.nodes[0].ids[0]
-	}
-}
-
-func (s *streamObj) lastValid() streamID {
-	if s.length == 0 {
-		return streamID{}
-	}
-	nd := s.nodes[len(s.nodes)-1]
-	return nd.ids[len(nd.ids)-1]
-}
-
-// each calls fn with the ID and the fields and values (valid only during
-// the call) of each entry in [start, end], in order (rev: backwards), until
-// fn returns false.
-func (s *streamObj) each(start, end streamID, rev bool, fn func(id streamID, fv [][]byte) bool) {
-	if start.cmp(end) > 0 {
-		return
-	}
-	var fv [][]byte
-	if !rev {
-		ni, j, _ := s.find(start)
-		for ; ni < len(s.nodes); ni, j = ni+1, 0 {
-			nd := s.nodes[ni]
-			for ; j < len(nd.ids); j++ {
-				if nd.ids[j].cmp(end) > 0 {
-					return
-				}
-				fv = nd.entry(j, fv[:0])
-				if !fn(nd.ids[j], fv) {
-					return
-				}
-			}
-		}
-		return
-	}
-	ni, j, ok := s.find(end)
-	if !ok {
-		j--
-	}
-	if ni == len(s.nodes) {
-		ni--
-		if ni < 0 {
-			return
-		}
-		j = len(s.nodes[ni].ids) - 1
-	}
-	for ; ni >= 0; ni-- {
-		nd := s.nodes[ni]
-		if j < 0 {
-			j = len(nd.ids) - 1
-		}
-		for ; j >= 0; j-- {
-			if nd.ids[j].cmp(start) < 0 {
-				return
-			}
-			fv = nd.entry(j, fv[:0])
-			if !fn(nd.ids[j], fv) {
-				return
-			}
-		}
-		j = -1
-	}
-}
-
-// get returns the fields and values of entry id, appended to dst.
-func (s *streamObj) get(id streamID, dst [][]byte) ([][]byte, bool) {
-	ni, j, ok := s.find(id)
-	if !ok {
-		return dst, false
-	}
-	return s.nodes[ni].entry(j, dst), true
-}
-
-// remove deletes entry id; false when absent.
-func (s *streamObj) remove(id streamID) bool {
-	ni, j, ok := s.find(id)
-	if ok {
-		s.removeAt(ni, j)
-	}
-	return ok
-}
-
-// trim removes entries from the head; returns how many.
-func (s *streamObj) trim(maxlen int64, minid *streamID, approx bool, limit int64) int64 {
-	var deleted int64
-	for len(s.nodes) > 0 {
-		if minid == nil && s.length <= maxlen {
-			break
-		}
-		nd := s.nodes[0]
-		entries := int64(len(nd.ids))
-		if limit > 0 && deleted+entries > limit {
-			break
-		}
-		var whole bool
-		if minid == nil {
-			whole = s.length-entries >= maxlen
-		} else {
-			whole = nd.ids[len(nd.ids)-1].cmp(*minid) < 0
-		}
-		if whole {
-			s.mem -= cap(nd.data) + cap(nd.ids)*16 + cap(nd.offs)*4
-			s.nodes[0] = nil
-			s.nodes = s.nodes[1:]
-			s.length -= entries
-			deleted += entries
-			continue
-		}
-		if approx {
-			break
-		}
-		for len(nd.ids) > 0 {
-			if minid == nil && s.length <= maxlen || minid != nil && nd.ids[0].cmp(*minid) >= 0 {
-				break
-			}
-			s.removeAt(0, 0)
-			deleted++
-		}
-		break
-	}
-	if deleted > 0 {
-		s.fixFirst()
-	}
-	return deleted
 }
 
 func (s *streamObj) hasTombstones(start, end *streamID) bool {
@@ -636,7 +397,12 @@ done:
 			return a, -1, false
 		}
 	} else if a.approx {
-		a.limit = 100 * streamNodeMax
+		// At most 100 nodes' worth, capped both ways as Redis does.
+		a.limit = 100 * c.DBOf(argv[1]).sh.Cfg.StreamNodeMaxEntries.Load()
+		if a.limit <= 0 {
+			a.limit = 10000
+		}
+		a.limit = min(a.limit, 1000000)
 	} else {
 		a.limit = 0
 	}
@@ -731,7 +497,7 @@ func cmdXadd(c *Ctx, argv [][]byte) {
 	} else {
 		db.Modify(slot)
 	}
-	s.appendEntry(id, argv[fp:])
+	s.appendEntry(db.sh.Cfg, id, argv[fp:])
 	c.bulkID(id)
 	db.Notify(NotifyStream, "xadd", key)
 	prop := argv
@@ -1145,5 +911,3 @@ func cmdXread(c *Ctx, argv [][]byte) {
 	c.NullArray()
 }
 
-// nodeCount is the number of storage nodes (XINFO STREAM's radix-tree-keys).
-func (s *streamObj) nodeCount() int { return len(s.nodes) }
