@@ -34,8 +34,10 @@ package server
 //     input queues, unparsed, exactly as while a hop is out (order). A
 //     timer (time.AfterFunc) brings the timeout to the home loop.
 //
-// Waking up. When a list or sorted set key is added (db insert), the shard
-// calls OnReady; if the key has waiters, the registry records it as ready.
+// Waking up. When a list or sorted set key is added (db insert), a stream
+// gets an entry, or a stream key is deleted, overwritten or flushed (its
+// XREADGROUP waiters answer that it no longer exists, blockSpec.gone), the
+// shard calls OnReady; if the key has waiters, the registry records it as ready.
 // Every loop that runs commands (runLocal, runRemote) serves the ready keys
 // of the shards it holds right after each command — after the whole of
 // EXEC or a script, since those are one command here — so no other
@@ -96,6 +98,9 @@ type blockSpec struct {
 	// typ is the value type that can serve it: a ready key of another
 	// type leaves it blocked without running it.
 	typ uint8
+	// gone: a key deleted, or given another type, serves it too (the
+	// handler answers its error): XREADGROUP, whose group went with the key.
+	gone bool
 }
 
 // blockingSpecs lists the blocking commands. Adding one is a row here plus
@@ -110,7 +115,7 @@ var blockingSpecs = map[string]blockSpec{
 	"bzpopmax":   {typ: shard.TypeZSet},
 	"bzmpop":     {typ: shard.TypeZSet},
 	"xread":      {typ: shard.TypeStream},
-	"xreadgroup": {typ: shard.TypeStream},
+	"xreadgroup": {typ: shard.TypeStream, gone: true},
 }
 
 // Waiter states.
@@ -192,7 +197,7 @@ func (srv *Server) initBlocking(n int) {
 	}
 }
 
-// readyHook is the shard's OnReady: a list or sorted set was added at key.
+// readyHook is the shard's OnReady: key may serve its waiters now.
 func (srv *Server) readyHook(sh *shard.Shard) func(db *shard.DB, key []byte) {
 	return func(db *shard.DB, key []byte) {
 		if sh.Loading || srv.blk.regs == nil {
@@ -214,30 +219,62 @@ func (srv *Server) readyHook(sh *shard.Shard) func(db *shard.DB, key []byte) {
 }
 
 // swapHook is the shard's OnSwapDB: after SWAPDB, every waited-for key of
-// the two databases that now holds a list or sorted set is ready.
+// the two databases that now holds a list, sorted set or stream is ready,
+// and so is every missing one an XREADGROUP waits on.
 func (srv *Server) swapHook(sh *shard.Shard) func(a, b int) {
-	return func(a, b int) {
-		if srv.blk.regs == nil {
-			return
+	return func(a, b int) { srv.rescan(sh, a, b) }
+}
+
+// flushHook is the shard's OnFlushDB.
+func (srv *Server) flushHook(sh *shard.Shard) func(db int) {
+	return func(db int) { srv.rescan(sh, db, db) }
+}
+
+// rescan marks ready the waited-for keys of databases a and b of sh that
+// may serve their waiters (Redis's scanDatabaseForReadyKeys and
+// scanDatabaseForDeletedStreams).
+func (srv *Server) rescan(sh *shard.Shard, a, b int) {
+	if srv.blk.regs == nil {
+		return
+	}
+	r := srv.blk.regs[sh.ID]
+	if r.regs == 0 {
+		return
+	}
+	ids := [2]int{a, b}
+	for i, id := range ids {
+		if i == 1 && b == a {
+			break
 		}
-		r := srv.blk.regs[sh.ID]
-		if r.regs == 0 {
-			return
-		}
-		for _, id := range [2]int{a, b} {
-			db := sh.DBs[id]
-			for _, q := range r.dbs[id] {
-				slot := db.Lookup([]byte(q.key))
-				if slot < 0 || q.ready {
-					continue
-				}
-				if t := db.Type(slot); t == shard.TypeList || t == shard.TypeZSet {
+		db := sh.DBs[id]
+		for _, q := range r.dbs[id] {
+			if q.ready {
+				continue
+			}
+			slot := db.Lookup([]byte(q.key))
+			if slot < 0 {
+				if q.gone() {
 					q.ready = true
 					r.ready = append(r.ready, q)
 				}
+				continue
+			}
+			if t := db.Type(slot); t == shard.TypeList || t == shard.TypeZSet || t == shard.TypeStream || q.gone() {
+				q.ready = true
+				r.ready = append(r.ready, q)
 			}
 		}
 	}
+}
+
+// gone reports whether a waiter of q is served by its key going away.
+func (q *waitQueue) gone() bool {
+	for _, w := range q.ws {
+		if w.spec.gone {
+			return true
+		}
+	}
+	return false
 }
 
 // block registers the command x just ran, which called Block, on the
@@ -452,10 +489,11 @@ loop:
 			break loop
 		}
 		slot := db.Lookup(key)
-		if slot < 0 {
-			break
+		if slot < 0 && !w.spec.gone {
+			kept = append(kept, w)
+			continue
 		}
-		if db.Type(slot) != w.spec.typ || !w.state.CompareAndSwap(wWaiting, wClaimed) {
+		if slot >= 0 && db.Type(slot) != w.spec.typ && !w.spec.gone || !w.state.CompareAndSwap(wWaiting, wClaimed) {
 			kept = append(kept, w)
 			continue
 		}

@@ -44,5 +44,6 @@ func (srv *Server) newShard(id int) *shard.Shard {
 	sh.Cfg = srv.tun
 	sh.OnReady = srv.readyHook(sh)
 	sh.OnSwapDB = srv.swapHook(sh)
+	sh.OnFlushDB = srv.flushHook(sh)
 	return sh
 }

@@ -324,6 +324,9 @@ func (db *DB) replaceStr(slot int32, val []byte) {
 	db.rwBefore(slot)
 	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
+	if e.typ == TypeStream && db.sh.OnReady != nil {
+		db.sh.OnReady(db, db.key(e)) // XREADGROUP's waiters learn
+	}
 	if e.typ != TypeString {
 		db.sh.freeObj(e.vlen)
 		e.typ = TypeString
@@ -430,6 +433,9 @@ func (db *DB) unlink(slot int32, freeObj bool) {
 	}
 	db.index.remove(fingerprint(h), slot)
 	db.touch(key, true) // WATCH (watch.go): the key is gone from the index
+	if e.typ == TypeStream && db.sh.OnReady != nil {
+		db.sh.OnReady(db, key) // XREADGROUP's waiters learn (signalDeletedKeyAsReady)
+	}
 	if e.xpos >= 0 {
 		db.dropExpiring(e)
 	}
@@ -518,6 +524,9 @@ func (db *DB) Flush() {
 	}
 	db.count = 0
 	db.sh.keysChanged++
+	if db.sh.OnFlushDB != nil {
+		db.sh.OnFlushDB(db.ID)
+	}
 	db.release()
 	*db = DB{ID: db.ID, sh: db.sh, free: -1}
 	db.sh.recountMem()

@@ -56,12 +56,17 @@ type Shard struct {
 	// OnNotify publishes a keyspace notification (see DB.Notify).
 	OnNotify func(db int, class int, event string, key []byte)
 	// OnReady is called when a list or sorted set is added at key (see
-	// signalReady); the server serves blocked clients after the command.
+	// signalReady), a stream at key gets an entry, or a stream key goes
+	// (deleted, overwritten, flushed); the server serves blocked clients
+	// after the command.
 	OnReady func(db *DB, key []byte)
 	// OnSwapDB is called after SWAPDB swapped two databases: clients
 	// blocked on keys of either may now be served (Redis's
 	// scanDatabaseForReadyKeys).
 	OnSwapDB func(a, b int)
+	// OnFlushDB is called after database db was emptied: clients blocked
+	// on its stream keys with XREADGROUP are answered.
+	OnFlushDB func(db int)
 
 	// OnExpired is called with a key about to be deleted because its time
 	// ran out (lazily or by the active cycle): the server logs a DEL and
@@ -164,6 +169,11 @@ func (s *Shard) FlushAll() {
 	s.nkeys, s.objMem, s.memPend = 0, 0, nil
 	s.Slab.Reset()
 	s.keysChanged++
+	if s.OnFlushDB != nil {
+		for i := range s.DBs {
+			s.OnFlushDB(i)
+		}
+	}
 	flushed()
 }
 
