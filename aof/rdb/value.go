@@ -88,6 +88,7 @@ const (
 	KindSet
 	KindZSet
 	KindHash
+	KindStream
 )
 
 func (k Kind) String() string {
@@ -102,6 +103,8 @@ func (k Kind) String() string {
 		return "zset"
 	case KindHash:
 		return "hash"
+	case KindStream:
+		return "stream"
 	}
 	return fmt.Sprintf("kind %d", uint8(k))
 }
@@ -129,6 +132,7 @@ type Value struct {
 	Items [][]byte    // KindList (head to tail) and KindSet (in the file's order)
 	ZSet  []ZMember   // KindZSet (in the file's order)
 	Hash  []HashField // KindHash (in the file's order)
+	Strm  *Stream     // KindStream
 	// Type is the RDB type it was read from (TypeString ...); the writer
 	// ignores it and chooses its own.
 	Type byte
@@ -143,8 +147,61 @@ func (v *Value) Len() int {
 		return len(v.ZSet)
 	case KindHash:
 		return len(v.Hash)
+	case KindStream:
+		return len(v.Strm.Entries)
 	}
 	return 1
+}
+
+// StreamID is a stream entry ID.
+type StreamID struct{ Ms, Seq uint64 }
+
+// StreamEntry is a live entry of a stream: its ID, and its fields and values
+// in order (field, value, field, value ...).
+type StreamEntry struct {
+	ID     StreamID
+	Fields [][]byte
+}
+
+// Stream is a stream with its consumer groups (RDB_TYPE_STREAM_LISTPACKS and
+// _2). Entries are the live entries in ID order; deleted ones are not kept.
+// Fields Redis 7.0 added (FirstID, MaxDeletedID, EntriesAdded, a group's
+// EntriesRead) read from an RDB 9 file (type 15) are derived as Redis does
+// when it loads one: EntriesAdded = Length, FirstID the first entry's ID,
+// MaxDeletedID 0-0, EntriesRead -1 unless the group is at the stream's start
+// or end (streamEstimateDistanceFromFirstEverEntry).
+type Stream struct {
+	Entries      []StreamEntry
+	LastID       StreamID
+	FirstID      StreamID
+	MaxDeletedID StreamID
+	EntriesAdded int64
+	Groups       []StreamGroup
+}
+
+// StreamGroup is a consumer group: its last delivered ID, its entries-read
+// counter (-1: invalid), its pending entries in ID order, and its consumers.
+type StreamGroup struct {
+	Name        []byte
+	LastID      StreamID
+	EntriesRead int64
+	Pending     []StreamNACK
+	Consumers   []StreamConsumer
+}
+
+// StreamNACK is a pending entry of a group: delivered, not acknowledged.
+type StreamNACK struct {
+	ID            StreamID
+	DeliveryTime  int64 // Unix ms of the last delivery
+	DeliveryCount int64
+}
+
+// StreamConsumer is a consumer of a group and the IDs of its pending entries
+// (in ID order; each is in the group's Pending).
+type StreamConsumer struct {
+	Name     []byte
+	SeenTime int64 // Unix ms
+	Pending  []StreamID
 }
 
 // Entry is a key as Read reports it.
