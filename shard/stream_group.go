@@ -285,6 +285,10 @@ func cmdXgroupCreate(c *Ctx, argv [][]byte) {
 	if !ok {
 		return
 	}
+	if len(argv) > 8 {
+		subcommandSyntaxError(c, argv)
+		return
+	}
 	var id streamID
 	if string(argv[4]) == "$" {
 		if s != nil {
@@ -322,6 +326,10 @@ func cmdXgroupSetid(c *Ctx, argv [][]byte) {
 	}
 	db, s, slot, g, ok := xgroupArgs(c, argv, true, false)
 	if !ok {
+		return
+	}
+	if len(argv) != 5 && len(argv) != 7 {
+		subcommandSyntaxError(c, argv)
 		return
 	}
 	var id streamID
