@@ -91,7 +91,7 @@ type streamObj struct {
 	mem          int
 }
 
-func (s *streamObj) Mem() int { return 128 + s.mem }
+func (s *streamObj) Mem() int { return 128 + s.mem + groupsMem(s.groups) }
 
 func (s *streamObj) Copy() Object {
 	n := *s

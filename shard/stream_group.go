@@ -90,6 +90,16 @@ func (g *streamGroup) ackID(id streamID) bool {
 	return true
 }
 
+// groupsMem estimates the memory of consumer groups (streamObj.Mem): every
+// change to them comes after a db.Modify, which settles the figure again.
+func groupsMem(groups []*streamGroup) int {
+	n := 0
+	for _, g := range groups {
+		n += 96 + len(g.name) + g.pel.mem() + len(g.consumers)*(96+16)
+	}
+	return n
+}
+
 // copyGroups deep-copies consumer groups (streamObj.Copy).
 func copyGroups(groups []*streamGroup) []*streamGroup {
 	var out []*streamGroup

@@ -121,14 +121,43 @@ func (p *streamPEL) delete(id streamID) *streamNACK {
 	if j == 0 {
 		// Removing from the front (acks in order): reslice, no move.
 		ch[0] = nil
-		p.chunks[ci] = ch[1:]
-		return nk
+		ch = ch[1:]
+	} else {
+		copy(ch[j:], ch[j+1:])
+		ch[len(ch)-1] = nil
+		ch = ch[:len(ch)-1]
 	}
-	copy(ch[j:], ch[j+1:])
-	ch[len(ch)-1] = nil
-	p.chunks[ci] = ch[:len(ch)-1]
+	p.chunks[ci] = ch
+	if len(ch) < pelChunkMax/4 {
+		p.merge(ci)
+	}
 	return nk
 }
+
+// merge joins the small chunk ci with a neighbour when both fit in half a
+// chunk, so that scattered deletes do not leave a long run of tiny chunks.
+// (A front chunk drained by in-order acks beside a full one is left alone.)
+func (p *streamPEL) merge(ci int) {
+	switch {
+	case ci+1 < len(p.chunks) && len(p.chunks[ci])+len(p.chunks[ci+1]) <= pelChunkMax/2:
+	case ci > 0 && len(p.chunks[ci-1])+len(p.chunks[ci]) <= pelChunkMax/2:
+		ci--
+	default:
+		return
+	}
+	left, right := p.chunks[ci], p.chunks[ci+1]
+	merged := make([]*streamNACK, len(left)+len(right), pelChunkMax/2)
+	copy(merged, left)
+	copy(merged[len(left):], right)
+	p.chunks[ci] = merged
+	copy(p.chunks[ci+1:], p.chunks[ci+2:])
+	p.chunks[len(p.chunks)-1] = nil
+	p.chunks = p.chunks[:len(p.chunks)-1]
+}
+
+// mem estimates the bytes held by a group's PEL and its consumers' (the
+// NACKs are shared: counted once, with a pointer in each list).
+func (p *streamPEL) mem() int { return p.n*(48+16) + len(p.chunks)*24 }
 
 // first and last are the lowest and highest NACKs (nil when empty).
 func (p *streamPEL) first() *streamNACK {

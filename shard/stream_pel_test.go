@@ -157,3 +157,23 @@ func BenchmarkStreamPELQueue(b *testing.B) {
 		p.delete(streamID{base - n, 0})
 	}
 }
+
+// Scattered acks merge the chunks they empty, so the chunk list stays
+// proportional to what is still pending.
+func TestStreamPELScatteredDeletes(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	var p streamPEL
+	const n = 20000
+	for i := 0; i < n; i++ {
+		p.insert(&streamNACK{id: streamID{uint64(i), 0}})
+	}
+	for _, i := range rng.Perm(n)[:n*19/20] {
+		if p.delete(streamID{uint64(i), 0}) == nil {
+			t.Fatalf("delete %d", i)
+		}
+	}
+	checkPEL(t, &p)
+	if max := p.len()/16 + 2; len(p.chunks) > max {
+		t.Fatalf("%d chunks for %d NACKs (want <= %d)", len(p.chunks), p.len(), max)
+	}
+}
