@@ -65,6 +65,11 @@ func radixNodes(keys int) int64 {
 
 // XINFO STREAM key [FULL [COUNT count]]
 func cmdXinfoStream(c *Ctx, argv [][]byte) {
+	// Redis looks the key up before it parses the options.
+	s, ok := xinfoLookup(c, argv[2])
+	if !ok {
+		return
+	}
 	full := false
 	count := int64(10)
 	opts := argv[3:]
@@ -89,11 +94,6 @@ func cmdXinfoStream(c *Ctx, argv [][]byte) {
 			count = v
 		}
 		full = true
-	}
-	// Redis parses the options before it looks the key up.
-	s, ok := xinfoLookup(c, argv[2])
-	if !ok {
-		return
 	}
 	if full {
 		c.Map(9)
