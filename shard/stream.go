@@ -34,6 +34,11 @@ var streamCommands = []Command{
 	{Name: "xgroup|help", Run: cmdXgroupHelp},
 	{Name: "xpending", Run: cmdXpending},
 	{Name: "xautoclaim", Run: cmdXautoclaim},
+	{Name: "xinfo|stream", Run: cmdXinfoStream},
+	{Name: "xinfo|groups", Run: cmdXinfoGroups},
+	{Name: "xinfo|consumers", Run: cmdXinfoConsumers},
+	{Name: "xinfo|help", Run: cmdXinfoHelp},
+	{Name: "xsetid", Run: cmdXsetid},
 }
 
 type streamID struct{ ms, seq uint64 }
