@@ -60,7 +60,7 @@ func radixNodes(keys int) int64 {
 	if keys == 0 {
 		return 1
 	}
-	return int64(keys) + int64(keys+1)/2 + 1
+	return int64(keys) + int64(keys)/2 + 1
 }
 
 // XINFO STREAM key [FULL [COUNT count]]
