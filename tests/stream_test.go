@@ -68,14 +68,14 @@ func TestStreamConsumerGroupE2E(t *testing.T) {
 	// shared bookkeeping, all under mu
 	var (
 		mu         sync.Mutex
-		idOf       = make([]string, total)    // n -> entry ID, as delivered
-		newDeliv   = make([]int, total)       // deliveries by ">"
-		processed  = make([]int, total)       // times a consumer processed n
-		ackOK      = make([]int, total)       // XACK replies of 1
-		ackedAt    = map[string]time.Time{}   // ID -> when its XACK = 1 arrived
-		lateDeliv  []string                   // deliveries sent after the ID's ack was seen
-		claimed    int                        // entries XAUTOCLAIM delivered
-		deadIDs    = map[string]bool{}        // read by the dead consumer, never acked
+		idOf       = make([]string, total)  // n -> entry ID, as delivered
+		newDeliv   = make([]int, total)     // deliveries by ">"
+		processed  = make([]int, total)     // times a consumer processed n
+		ackOK      = make([]int, total)     // XACK replies of 1
+		ackedAt    = map[string]time.Time{} // ID -> when its XACK = 1 arrived
+		lateDeliv  []string                 // deliveries sent after the ID's ack was seen
+		claimed    int                      // entries XAUTOCLAIM delivered
+		deadIDs    = map[string]bool{}      // read by the dead consumer, never acked
 		failures   []string
 		ackedTotal atomic.Int64
 	)
