@@ -115,7 +115,7 @@ func sizesFor(quick bool, n int) sizes {
 	return s
 }
 
-var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling"}
+var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams"}
 
 // ---------------------------------------------------------------------------
 // Processes: every child is registered by PID and stopped by PID on exit,
@@ -1256,6 +1256,10 @@ var probes = map[string][][]string{
 	"hset":  {{"HSET", "__bench_probe_h", "f", "v"}},
 	"zadd":  {{"ZADD", "__bench_probe_z", "1", "m"}},
 	"mset":  {{"MSET", "__bench_probe_a", "x", "__bench_probe_b", "y"}},
+	// streams group
+	"xadd":      {{"XADD", "__bench_probe_x", "*", "f", "v"}},
+	"geoadd":    {{"GEOADD", "__bench_probe_g", "13.4", "52.5", "m"}},
+	"geosearch": {{"GEOSEARCH", "__bench_probe_g", "FROMLONLAT", "13.4", "52.5", "BYRADIUS", "1", "km", "ASC", "COUNT", "10"}},
 }
 
 // probe sends the command once; "" means supported, else the n/a text.
@@ -1274,7 +1278,8 @@ func probe(port int, test string) string {
 		}
 	}
 	_, _ = query(port, "DEL", "__bench_probe", "__bench_probe_n", "__bench_probe_l", "__bench_probe_h",
-		"__bench_probe_z", "__bench_probe_a", "__bench_probe_b", "__bench_probe_s", "__bench_probe_t")
+		"__bench_probe_z", "__bench_probe_a", "__bench_probe_b", "__bench_probe_s", "__bench_probe_t",
+		"__bench_probe_x", "__bench_probe_g")
 	return ""
 }
 
@@ -2572,6 +2577,9 @@ func main() {
 	if h.groups["scaling"] {
 		h.scalingGroup()
 	}
+	if h.groups["streams"] {
+		h.streamsGroup()
+	}
 
 	if isClosing() {
 		select {} // interrupted: the signal handler exits
@@ -2651,4 +2659,168 @@ func rel(root, p string) string {
 		return r
 	}
 	return p
+}
+
+// ---------------------------------------------------------------------------
+// Streams and geo
+
+// streamEntryCmd is the entry of the memory figure: three short fields.
+var streamEntryCmd = []string{"XADD", "s", "*", "a", "1", "b", "2", "c", "3"}
+
+// geoAddCmd adds random points in the square lon 0–1°, lat 0–1°, and
+// geoSearchCmd searches 1 km around a random point of the same square.
+// Each __rand_int__ is replaced independently by 12 zero-padded digits of a
+// number below -r, which redis-benchmark reads with atoi (so at most 2^31-1:
+// "13.__rand_int__" could only reach 13.0021). "__rand_int__e-8" with
+// -r 10^8 is N×10^-8 for N < 10^8: a coordinate in [0, 1) with 8 decimals,
+// and members m:N are distinct for ~99.5% of 1.1M requests.
+var (
+	geoRand      = 100000000
+	geoAddCmd    = []string{"GEOADD", "geo", "__rand_int__e-8", "__rand_int__e-8", "m:__rand_int__"}
+	geoSearchCmd = []string{"GEOSEARCH", "geo", "FROMLONLAT", "__rand_int__e-8", "__rand_int__e-8", "BYRADIUS", "1", "km", "ASC", "COUNT", "10"}
+)
+
+// streamsGroup measures memory per stream entry (fresh servers each round,
+// redshard then redis), and XADD, GEOADD and GEOSEARCH throughput on one
+// pair of servers, alternating redshard and redis for every run.
+func (h *harness) streamsGroup() {
+	r := h.res
+	ne := h.sz.memKeys // 1M entries (200k with -quick)
+	r.sec(fmt.Sprintf("streams: memory, %s entries of 3 short fields (XADD s * a 1 b 2 c 3)", humanCount(ne)))
+	fUsed := r.fig("used_memory/entry", fBytes, "", 0)
+	fRSS := r.fig("RSS/entry", fBytes, "", 0)
+	r.note("Stream memory per entry is (INFO memory used_memory after loading − before) / XLEN s, and the same for the process RSS (/proc/PID/status VmRSS); entries are loaded into one key with `redis-benchmark -c %d -n %d -P 32 XADD s * a 1 b 2 c 3`.", h.opt.clients, ne)
+	for round := 0; round < h.opt.rounds; round++ {
+		for k := 0; k < 2; k++ {
+			s, err := h.startServer(k, srvOpts{})
+			if err != nil {
+				h.logf("streams memory: %v", err)
+				fUsed.fail(k, "n/a (server failed)")
+				fRSS.fail(k, "n/a (server failed)")
+				continue
+			}
+			if why := h.isSupported(s, "xadd"); why != "" {
+				fUsed.fail(k, why)
+				fRSS.fail(k, why)
+				s.stop()
+				continue
+			}
+			rss0, used0 := h.memSample(s)
+			res, err := h.runBench(s, benchSpec{custom: streamEntryCmd, n: ne, pipe: 32, csv: true})
+			if err != nil {
+				h.logf("streams memory load %s: %v", kindName[k], err)
+				fUsed.fail(k, naReason(err))
+				fRSS.fail(k, naReason(err))
+				s.stop()
+				continue
+			}
+			rss1, used1 := h.memSample(s)
+			n := int64(0)
+			if v, err := query(s.port, "XLEN", "s"); err == nil {
+				n, _ = v.(int64)
+			}
+			if n != int64(ne) {
+				h.logf("streams memory %s: XLEN s = %d after %d XADDs", kindName[k], n, ne)
+				fUsed.fail(k, "n/a (XLEN wrong)")
+				fRSS.fail(k, "n/a (XLEN wrong)")
+				s.stop()
+				continue
+			}
+			if used0 >= 0 && used1 >= 0 {
+				fUsed.add(k, (used1-used0)/float64(n))
+			} else {
+				fUsed.fail(k, "n/a (no used_memory)")
+			}
+			fRSS.add(k, (rss1-rss0)/float64(n))
+			h.logf("%s streams memory %-8s %d entries loaded at %s: used_memory %.1f B/entry, RSS %.1f→%.1f MB (%.1f B/entry)",
+				h.roundsLabel(round), kindName[k], n, format(fOps, res.rps), (used1-used0)/float64(n),
+				rss0/(1<<20), rss1/(1<<20), (rss1-rss0)/float64(n))
+			s.stop()
+		}
+	}
+
+	type spec struct {
+		test, label string
+		cmd         []string
+		rnd         int
+	}
+	specs := []spec{
+		{"xadd", "XADD s * f v", []string{"XADD", "s", "*", "f", "v"}, 0},
+		{"geoadd", "GEOADD random point", geoAddCmd, geoRand},
+		{"geosearch", "GEOSEARCH FROMLONLAT BYRADIUS 1 km ASC COUNT 10", geoSearchCmd, geoRand},
+	}
+	r.sec(fmt.Sprintf("streams and geo throughput (-c %d)", h.opt.clients))
+	r.note("XADD appends to one stream key, which is deleted before each run. GEOADD adds `m:__rand_int__` at a random point `__rand_int__e-8 __rand_int__e-8` (-r 10^8: uniform over the square lon 0–1°, lat 0–1°, 8 decimals) into one key `geo`, deleted before the -P 1 GEOADD run; GEOSEARCH then searches 1 km around a random point of that square (ASC COUNT 10) in the points the two GEOADD runs left (about %d, so about %.0f within 1 km; ZCARD logged, and the GEOSEARCH figures are n/a if it is below half the GEOADD requests).", h.sz.p1+h.sz.p16, float64(h.sz.p1+h.sz.p16)*math.Pi/(111.2*111.2))
+	figs := map[string]*figure{}
+	for _, sp := range specs {
+		for _, P := range []int{1, 16} {
+			f := r.fig(fmt.Sprintf("%s -P %d", sp.label, P), fOps, "", 0)
+			f.plausible = true
+			figs[fmt.Sprintf("%s/%d", sp.test, P)] = f
+		}
+	}
+	srv, err := h.startPair(srvOpts{})
+	if err != nil {
+		h.logf("streams: %v", err)
+		for _, f := range figs {
+			f.fail(rs, "n/a (server failed)")
+			f.fail(rd, "n/a (server failed)")
+		}
+		return
+	}
+	defer srv[0].stop()
+	defer srv[1].stop()
+	for round := 0; round < h.opt.rounds; round++ {
+		for _, sp := range specs {
+			for _, P := range []int{1, 16} {
+				for k := 0; k < 2; k++ {
+					f := figs[fmt.Sprintf("%s/%d", sp.test, P)]
+					if why := h.isSupported(srv[k], sp.test); why != "" {
+						f.fail(k, why)
+						continue
+					}
+					switch {
+					case sp.test == "xadd":
+						_, _ = query(srv[k].port, "DEL", "s")
+					case sp.test == "geoadd" && P == 1:
+						_, _ = query(srv[k].port, "DEL", "geo")
+					}
+					if sp.test == "geosearch" {
+						v, err := query(srv[k].port, "ZCARD", "geo")
+						if pts, _ := v.(int64); err != nil || pts < int64(h.sz.p1+h.sz.p16)/2 {
+							h.logf("streams %s %s: ZCARD geo = %v (%v), fewer than half the GEOADDs", sp.label, kindName[k], v, err)
+							f.fail(k, "n/a (points missing)")
+							continue
+						}
+					}
+					n := h.sz.p1
+					if P > 1 {
+						n = h.sz.p16
+					}
+					if sp.test == "geosearch" {
+						// A search scans thousands of points (~3.5k/s on 2
+						// cores with 1.1M points): a tenth of the requests.
+						n = max(h.sz.p1/10, 1000)
+					}
+					res, err := h.runBench(srv[k], benchSpec{custom: sp.cmd, n: n, pipe: P, rnd: sp.rnd, csv: true})
+					if err != nil {
+						h.logf("streams %s -P %d %s: %v", sp.label, P, kindName[k], err)
+						f.fail(k, naReason(err))
+						continue
+					}
+					f.add(k, res.rps)
+					extra := ""
+					if sp.test == "geosearch" {
+						if v, err := query(srv[k].port, "ZCARD", "geo"); err == nil {
+							extra = fmt.Sprintf(" (%v points)", v)
+						}
+					}
+					h.logf("%s %-8s -P %-2d %-8s %s%s", h.roundsLabel(round), sp.label, P, kindName[k], format(fOps, res.rps), extra)
+				}
+			}
+		}
+	}
+	for k := 0; k < 2; k++ {
+		_, _ = query(srv[k].port, "DEL", "s", "geo")
+	}
 }
