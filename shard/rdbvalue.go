@@ -284,6 +284,9 @@ func (db *DB) BuildValue(v *rdb.Value) (Built, error) {
 	if v.Kind == rdb.KindString {
 		return Built{str: v.Str, typ: TypeString}, nil
 	}
+	if v.Kind == rdb.KindStream {
+		return Built{}, ErrStreamRDB
+	}
 	if v.Len() == 0 {
 		return Built{}, rdb.ErrEmptyValue
 	}
