@@ -10,7 +10,6 @@ import (
 	"github.com/redshard/redshard/aof/rdb"
 )
 
-
 // rvDo runs any data command and returns its reply (propagation in c.Prop).
 func rvDo(t testing.TB, c *Ctx, args ...string) string {
 	t.Helper()
@@ -172,7 +171,7 @@ func TestRestoreEncodingRules(t *testing.T) {
 	for _, tc := range []struct {
 		payload, enc string
 	}{
-		{enc(hv, opts), "listpack"},                 // HASH_LISTPACK with a long value: kept
+		{enc(hv, opts), "listpack"},                  // HASH_LISTPACK with a long value: kept
 		{enc(hv, rdb.DefaultOptions()), "hashtable"}, // HASH with a long value
 		{enc(zv, opts), "listpack"},
 		{enc(zv, rdb.DefaultOptions()), "skiplist"},
