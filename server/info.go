@@ -455,7 +455,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("pubsubshard_channels", int64(nshard))
 		w.int("latest_fork_usec", 0)
 		w.int("total_forks", 0)
-		w.int("migrate_cached_sockets", 0)
+		w.int("migrate_cached_sockets", int64(shard.MigrateCachedSockets()))
 		w.int("slave_expires_tracked_keys", 0)
 		w.int("active_defrag_hits", 0)
 		w.int("active_defrag_misses", 0)

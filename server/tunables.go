@@ -27,13 +27,14 @@ func (srv *Server) initTunables() {
 		t.MaxmemoryEvictionTenacity.Store(cfg.maxmemoryEvictionTenacity.Load())
 		t.LFULogFactor.Store(cfg.lfuLogFactor.Load())
 		t.LFUDecayTime.Store(cfg.lfuDecayTime.Load())
+		t.RDBCompression.Store(cfg.rdbCompression.Load())
 	}
 	sync()
 	for _, name := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
 		"notify-keyspace-events", "maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
 		"lfu-log-factor", "lfu-decay-time", "proto-max-bulk-len", "hll-sparse-max-bytes",
-		"stream-node-max-bytes", "stream-node-max-entries"} {
+		"stream-node-max-bytes", "stream-node-max-entries", "rdbcompression"} {
 		cfg.OnChange(name, sync)
 	}
 }

@@ -16,6 +16,7 @@ var Commands = concatCommands(
 	streamCommands,
 	sortCommands,
 	zsetBlockingCommands,
+	dumpCommands,
 )
 
 func concatCommands(tables ...[]Command) []Command {

@@ -47,6 +47,9 @@ type Tunables struct {
 	StreamNodeMaxEntries   atomic.Int64 // stream-node-max-entries (100)
 	// NotifyFlags is notify-keyspace-events as a mask of Notify* bits.
 	NotifyFlags atomic.Uint32
+	// RDBCompression is rdbcompression: DUMP and MIGRATE payloads
+	// LZF-compress long strings.
+	RDBCompression atomic.Bool
 
 	MaxmemoryPolicy           atomic.Int64 // maxmemory-policy, a Policy* value
 	MaxmemorySet              atomic.Bool  // maxmemory is not 0
@@ -74,6 +77,7 @@ func DefaultTunables() *Tunables {
 	t.HLLSparseMaxBytes.Store(3000)
 	t.StreamNodeMaxBytes.Store(4096)
 	t.StreamNodeMaxEntries.Store(100)
+	t.RDBCompression.Store(true)
 	return t
 }
 

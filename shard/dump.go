@@ -1,0 +1,170 @@
+package shard
+
+import (
+	"strconv"
+
+	"github.com/redshard/redshard/aof/rdb"
+)
+
+// DUMP, RESTORE and MIGRATE (Redis 7.0's cluster.c; MIGRATE is in
+// migrate.go). Payloads are the RDB codec's (aof/rdb): a value's type
+// byte and body, the RDB version and a CRC64, interchangeable with
+// redis-server 7.0's.
+
+var dumpCommands = []Command{
+	{Name: "dump", Run: cmdDump},
+	{Name: "restore", Run: cmdRestore},
+	{Name: "restore-asking", Run: cmdRestore},
+	{Name: "migrate", Run: cmdMigrate},
+}
+
+// Error replies of this file, as Redis spells them.
+const (
+	errBusyKey      = "BUSYKEY Target key name already exists."
+	errDumpPayload  = "ERR DUMP payload version or checksum are wrong"
+	errBadFormat    = "ERR Bad data format"
+	errTTLValue     = "ERR Invalid TTL value, must be >= 0"
+	errIdleTimeVal  = "ERR Invalid IDLETIME value, must be >= 0"
+	errFreqValue    = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+	errMigrateKeys  = "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+	errDumpNotAvail = "ERR DUMP of a stream is not supported yet"
+)
+
+var (
+	argABSTTL  = []byte("ABSTTL")
+	argRESTORE = []byte("RESTORE")
+	argREPLACE = []byte("REPLACE")
+)
+
+// DumpPayload returns the DUMP payload of a key's value, in the RDB type
+// of its encoding (Redis's createDumpPayload).
+func (db *DB) DumpPayload(slot int32) ([]byte, error) {
+	if db.Type(slot) == TypeStream {
+		return nil, ErrStreamRDB
+	}
+	v := db.RDBValue(slot)
+	return rdb.EncodeDump(&v, db.RDBOptions(slot, db.sh.Cfg.RDBCompression.Load()))
+}
+
+// DUMP key
+func cmdDump(c *Ctx, argv [][]byte) {
+	db := c.DBOf(argv[1])
+	slot := db.Read(argv[1])
+	if slot < 0 {
+		c.Null()
+		return
+	}
+	p, err := db.DumpPayload(slot)
+	if err != nil {
+		c.Err(errDumpNotAvail)
+		return
+	}
+	c.Bulk(p)
+}
+
+// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
+// [FREQ frequency], and RESTORE-ASKING (the same outside a cluster).
+func cmdRestore(c *Ctx, argv [][]byte) {
+	var freq, idle int64 = -1, -1
+	replace, absttl := false, false
+	for j := 4; j < len(argv); j++ {
+		more := len(argv) - j - 1
+		switch a := argv[j]; {
+		case EqualFold(a, "replace"):
+			replace = true
+		case EqualFold(a, "absttl"):
+			absttl = true
+		case EqualFold(a, "idletime") && more >= 1 && freq == -1:
+			v, ok := ParseInt(argv[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			if v < 0 {
+				c.Err(errIdleTimeVal)
+				return
+			}
+			idle = v
+			j++
+		case EqualFold(a, "freq") && more >= 1 && idle == -1:
+			v, ok := ParseInt(argv[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			if v < 0 || v > 255 {
+				c.Err(errFreqValue)
+				return
+			}
+			freq = v
+			j++
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	key := argv[1]
+	db := c.DBOf(key)
+	if !replace && db.Write(key) >= 0 {
+		c.Err(errBusyKey)
+		return
+	}
+	ttl, ok := ParseInt(argv[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	if ttl < 0 {
+		c.Err(errTTLValue)
+		return
+	}
+	if _, err := rdb.CheckFooter(argv[3]); err != nil {
+		c.Err(errDumpPayload)
+		return
+	}
+	v, err := rdb.DecodeDump(argv[3])
+	var b Built
+	if err == nil {
+		b, err = db.BuildValue(&v)
+	}
+	if err != nil {
+		c.Err(errBadFormat)
+		return
+	}
+	deleted := false
+	if replace {
+		if old := db.Write(key); old >= 0 {
+			db.Delete(old)
+			deleted = true
+		}
+	}
+	if ttl != 0 && !absttl {
+		ttl += c.Now()
+	}
+	if ttl != 0 && ttl <= c.Now() && !db.sh.Loading {
+		// Already expired: nothing is added; a replaced key is deleted.
+		if deleted {
+			c.Propagate(argDEL, key)
+			db.Notify(NotifyGeneric, "del", key)
+		}
+		c.OK()
+		return
+	}
+	slot := db.AddBuilt(key, b)
+	if ttl != 0 {
+		db.SetExpiry(slot, ttl)
+		if !absttl {
+			// Logged with the absolute expiry, as Redis rewrites it.
+			nargv := make([][]byte, 0, len(argv)+1)
+			nargv = append(nargv, argv[0], key, strconv.AppendInt(nil, ttl, 10))
+			nargv = append(nargv, argv[3:]...)
+			c.Propagate(append(nargv, argABSTTL)...)
+		}
+	}
+	db.SetAccess(slot, freq, idle)
+	db.Notify(NotifyGeneric, "restore", key)
+	c.OK()
+	if !c.Prop.Custom {
+		c.Dirty(1)
+	}
+}

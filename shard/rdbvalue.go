@@ -1,0 +1,344 @@
+package shard
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/redshard/redshard/aof/rdb"
+)
+
+// Conversion between keys and the RDB codec's neutral values (aof/rdb):
+// DUMP, RESTORE and MIGRATE serialize with it, and a loader of RDB files
+// can build keys with it.
+//
+// A value built from an rdb.Value takes the encoding Redis 7.0's
+// rdbLoadObject gives it under the current thresholds, which is the one
+// commands would have given it: a hash, sorted set or set read from a
+// compact RDB type (listpack, ziplist, intset) stays compact unless it has
+// more entries than the *-max-listpack-entries / set-max-intset-entries
+// limit; one read from a plain type (HASH, ZSET_2, SET) is compact when it
+// has at most that many entries, each within the *-max-listpack-value
+// length (sets: all integers). Lists are quicklists, as in Redis 7.0.
+
+// ErrStreamRDB is the answer for a stream value: the RDB codec cannot
+// write or read streams yet.
+var ErrStreamRDB = errors.New("ERR streams cannot be serialized yet")
+
+// errDuplicate is a collection that repeats a member (Redis refuses it).
+var errDuplicate = errors.New("duplicate member")
+
+// RDBValue returns a key's value in neutral form. Its slices alias the
+// keyspace (integer set members excepted): use it before the key changes.
+// A stream comes back as KindStream with a nil Strm (not converted yet).
+func (db *DB) RDBValue(slot int32) rdb.Value {
+	switch db.Type(slot) {
+	case TypeString:
+		return rdb.Value{Kind: rdb.KindString, Str: db.Str(slot)}
+	case TypeList:
+		l := db.Obj(slot).(*List)
+		items := make([][]byte, 0, l.Len())
+		it := l.Iter(0, false)
+		for {
+			e, ok := it.Next()
+			if !ok {
+				break
+			}
+			items = append(items, e)
+		}
+		return rdb.Value{Kind: rdb.KindList, Items: items}
+	case TypeSet:
+		s := db.Obj(slot).(*setObj)
+		n := s.len()
+		items := make([][]byte, n)
+		if s.ht != nil {
+			for i := 0; i < n; i++ {
+				items[i] = s.ht.member(int32(i))
+			}
+		} else {
+			nums := make([]byte, 0, n*8)
+			for i := 0; i < n; i++ {
+				p := len(nums)
+				nums = strconv.AppendInt(nums, s.is.get(i), 10)
+				items[i] = nums[p:len(nums):len(nums)]
+			}
+		}
+		return rdb.Value{Kind: rdb.KindSet, Items: items}
+	case TypeZSet:
+		z := db.Obj(slot).(*zset)
+		n := z.Len()
+		zs := make([]rdb.ZMember, n)
+		if n > 0 {
+			it := z.iter(0, false)
+			for i := range zs {
+				zs[i].Member, zs[i].Score = it.next()
+			}
+		}
+		return rdb.Value{Kind: rdb.KindZSet, ZSet: zs}
+	case TypeHash:
+		h := db.Obj(slot).(*hashObj)
+		hs := make([]rdb.HashField, 0, h.Len())
+		h.each(func(f, v []byte) bool {
+			hs = append(hs, rdb.HashField{Field: f, Value: v})
+			return true
+		})
+		return rdb.Value{Kind: rdb.KindHash, Hash: hs}
+	}
+	return rdb.Value{Kind: rdb.KindStream}
+}
+
+// RDBOptions returns the writer options under which the codec writes a
+// key's value in the RDB type of its current encoding, as Redis's
+// rdbSaveObject does (a hash that became a hashtable and shrank is still
+// written as a plain HASH). compress is rdbcompression.
+func (db *DB) RDBOptions(slot int32, compress bool) rdb.Options {
+	o := rdb.DefaultOptions()
+	o.Compress = compress
+	const all = math.MaxInt
+	switch db.Type(slot) {
+	case TypeList:
+		o.ListMaxListpackSize = db.Obj(slot).(*List).fill
+	case TypeSet:
+		if db.Encoding(slot) == EncIntset {
+			o.SetMaxIntsetEntries = all
+		} else {
+			o.SetMaxIntsetEntries = -1
+		}
+	case TypeZSet:
+		if db.Encoding(slot) == EncListpack {
+			o.ZSetMaxListpackEntries, o.ZSetMaxListpackValue = all, all
+		} else {
+			o.ZSetMaxListpackEntries = -1
+		}
+	case TypeHash:
+		if db.Encoding(slot) == EncListpack {
+			o.HashMaxListpackEntries, o.HashMaxListpackValue = all, all
+		} else {
+			o.HashMaxListpackEntries = -1
+		}
+	}
+	return o
+}
+
+// compactType reports whether an RDB type is one of the compact encodings
+// (intset, ziplist, listpack, zipmap), which Redis keeps compact on load
+// unless the entry count is over the limit.
+func compactType(t byte) bool {
+	switch t {
+	case rdb.TypeHashZipmap, rdb.TypeSetIntset, rdb.TypeZSetZiplist, rdb.TypeHashZiplist,
+		rdb.TypeHashListpack, rdb.TypeZSetListpack:
+		return true
+	}
+	return false
+}
+
+// objectFromValue builds a non-string value from its neutral form, in
+// the encoding Redis's rdbLoadObject chooses (see the top of this file).
+// The value's bytes are copied.
+func (db *DB) objectFromValue(v *rdb.Value) (typ, enc uint8, obj Object, err error) {
+	cfg := db.sh.Cfg
+	switch v.Kind {
+	case rdb.KindList:
+		l := newList(db)
+		for _, e := range v.Items {
+			l.PushBack(e)
+		}
+		return TypeList, EncQuicklist, l, nil
+	case rdb.KindSet:
+		maxEnt := maxIntsetEntries(db)
+		s := &setObj{}
+		if len(v.Items) > maxEnt {
+			s.ht = newStrSet(len(v.Items))
+		}
+		for _, m := range v.Items {
+			if s.ht == nil {
+				if iv, ok := ParseInt(m); ok {
+					if !s.is.add(iv) {
+						return 0, 0, nil, errDuplicate
+					}
+					continue
+				}
+				s.convert()
+			}
+			if !s.ht.add(m) {
+				return 0, 0, nil, errDuplicate
+			}
+		}
+		if s.ht == nil && s.is.n > maxEnt {
+			s.convert()
+		}
+		return TypeSet, s.enc(), s, nil
+	case rdb.KindZSet:
+		zs := slices.Clone(v.ZSet)
+		slices.SortFunc(zs, func(a, b rdb.ZMember) int {
+			if a.Score != b.Score {
+				if a.Score < b.Score {
+					return -1
+				}
+				return 1
+			}
+			return bytes.Compare(a.Member, b.Member)
+		})
+		maxlen, total := 0, 0
+		for i, m := range zs {
+			if math.IsNaN(m.Score) {
+				return 0, 0, nil, rdb.ErrNaNScore
+			}
+			if i > 0 && bytes.Equal(m.Member, zs[i-1].Member) && m.Score == zs[i-1].Score {
+				return 0, 0, nil, errDuplicate
+			}
+			maxlen = max(maxlen, len(m.Member))
+			total += len(m.Member)
+		}
+		compact := int64(len(zs)) <= cfg.ZsetMaxListpackEntries.Load()
+		if !compactType(v.Type) {
+			compact = compact && int64(maxlen) <= cfg.ZsetMaxListpackValue.Load() && total <= lpMaxSafe
+		}
+		z := &zset{}
+		if !compact {
+			z.sl = newZskip(len(zs))
+			for _, m := range zs {
+				if z.sl.find(m.Member) >= 0 {
+					return 0, 0, nil, errDuplicate
+				}
+				z.sl.insert(m.Member, m.Score)
+			}
+			return TypeZSet, z.encoding(), z, nil
+		}
+		z.scores = make([]float64, len(zs))
+		z.ends = make([]uint32, len(zs))
+		z.data = make([]byte, 0, total)
+		for i, m := range zs {
+			s := m.Score
+			if s == 0 {
+				s = 0 // a listpack stores -0 as the integer 0
+			}
+			z.scores[i] = s
+			z.data = append(z.data, m.Member...)
+			z.ends[i] = uint32(len(z.data))
+		}
+		seen := make(map[string]struct{}, len(zs))
+		for _, m := range zs {
+			if _, dup := seen[string(m.Member)]; dup {
+				return 0, 0, nil, errDuplicate
+			}
+			seen[string(m.Member)] = struct{}{}
+		}
+		return TypeZSet, z.encoding(), z, nil
+	case rdb.KindHash:
+		lim := limitsOf(db)
+		compact := len(v.Hash) <= lim.entries
+		total := lpHdr
+		for _, p := range v.Hash {
+			if !compactType(v.Type) && (len(p.Field) > lim.value || len(p.Value) > lim.value) {
+				compact = false
+			}
+			total += pairLen(p.Field, p.Value)
+		}
+		if total > lpMaxSafe {
+			compact = false
+		}
+		h := &hashObj{}
+		if compact {
+			seen := make(map[string]struct{}, len(v.Hash))
+			h.lp = growBytes(nil, total)[:lpHdr]
+			for _, p := range v.Hash {
+				if _, dup := seen[string(p.Field)]; dup {
+					return 0, 0, nil, errDuplicate
+				}
+				seen[string(p.Field)] = struct{}{}
+				h.lp = appendPair(h.lp, p.Field, p.Value)
+			}
+			h.setLpLen(len(v.Hash))
+			return TypeHash, h.Encoding(), h, nil
+		}
+		t := newHashTable(tableSizeFor(len(v.Hash)), total+linkLen*len(v.Hash))
+		h.ht = t
+		for _, p := range v.Hash {
+			if !t.set(p.Field, p.Value) {
+				return 0, 0, nil, errDuplicate
+			}
+		}
+		t.chain = t.longestChain()
+		return TypeHash, h.Encoding(), h, nil
+	case rdb.KindStream:
+		return 0, 0, nil, ErrStreamRDB
+	}
+	return 0, 0, nil, errors.New("unknown value kind")
+}
+
+// Built is a value made from its neutral form, not yet in the keyspace
+// (RESTORE builds it before it deletes what it replaces).
+type Built struct {
+	str      []byte // a string's bytes (typ TypeString)
+	typ, enc uint8
+	obj      Object
+}
+
+// BuildValue makes a value from its neutral form in the encoding Redis's
+// rdbLoadObject gives it; an empty collection, a repeated member or a NaN
+// score is an error.
+func (db *DB) BuildValue(v *rdb.Value) (Built, error) {
+	if v.Kind == rdb.KindString {
+		return Built{str: v.Str, typ: TypeString}, nil
+	}
+	if v.Kind == rdb.KindStream {
+		return Built{}, ErrStreamRDB
+	}
+	if v.Len() == 0 {
+		return Built{}, rdb.ErrEmptyValue
+	}
+	typ, enc, obj, err := db.objectFromValue(v)
+	if err != nil {
+		return Built{}, err
+	}
+	return Built{typ: typ, enc: enc, obj: obj}, nil
+}
+
+// AddBuilt stores a built value at key, replacing any value, and returns
+// the slot. The key gets no expiry and its access time is now (SetAccess
+// changes it).
+func (db *DB) AddBuilt(key []byte, b Built) int32 {
+	if b.typ == TypeString {
+		return db.SetStr(key, b.str, false)
+	}
+	return db.SetObj(key, b.typ, b.enc, b.obj)
+}
+
+// AddValue is BuildValue then AddBuilt.
+func (db *DB) AddValue(key []byte, v *rdb.Value) (int32, error) {
+	b, err := db.BuildValue(v)
+	if err != nil {
+		return -1, err
+	}
+	return db.AddBuilt(key, b), nil
+}
+
+// IdleTime is a key's LRU idle time in seconds (OBJECT IDLETIME's value
+// under an LRU policy).
+func (db *DB) IdleTime(slot int32) int64 {
+	return max(db.sh.Now()/1000-int64(db.at(slot).lru), 0)
+}
+
+// SetAccess sets a key's access information as Redis's objectSetLRUOrLFU:
+// under an LFU policy the counter freq (when freq >= 0, at most 255), else
+// the LRU clock idle seconds ago (when idle >= 0). It reports whether it
+// changed anything.
+func (db *DB) SetAccess(slot int32, freq, idle int64) bool {
+	e := db.at(slot)
+	if lfuPolicyOf(db.sh.Cfg.MaxmemoryPolicy.Load()) {
+		if freq >= 0 {
+			e.lru = lfuMinutes(db.sh.Now())<<8 | uint32(min(freq, 255))
+			return true
+		}
+		return false
+	}
+	if idle >= 0 {
+		now := db.sh.Now() / 1000
+		e.lru = uint32(max(now-idle, 0))
+		return true
+	}
+	return false
+}
