@@ -1,0 +1,197 @@
+package aof
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/redshard/redshard/aof/rdb"
+)
+
+// Snapshots: an RDB file (dump.rdb) written without fork.
+//
+// StartSnapshot opens a temp file beside the target (temp-<pid>-<n>.rdb in
+// the same dir, as Redis's child writes temp-<pid>.rdb) and writes the
+// header and the function libraries. The server then serializes a
+// point-in-time image of the data set into chunks (rdb.ChunkWriter), from
+// as many goroutines as it likes; Hand queues each chunk and a background
+// goroutine writes them in arrival order, feeding the checksum. Finish
+// writes EOF and the CRC64, fsyncs, closes, renames the temp file over the
+// target and fsyncs the dir: a crash at any moment leaves either the old
+// file or the new one, whole. Abort removes the temp file.
+
+// Snapshot is an RDB file being written.
+type Snapshot struct {
+	fs      FS
+	path    string
+	tmpPath string
+	tmp     File
+	w       *rdb.Writer
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	chunks  [][]byte
+	pending int64 // bytes handed over and not written yet
+	sealed  bool
+	err     error
+	size    int64
+	bgDone  chan struct{}
+}
+
+var snapSeq struct {
+	sync.Mutex
+	n int
+}
+
+// StartSnapshot begins an RDB file at path.
+func StartSnapshot(fs FS, path string, opts rdb.Options, h rdb.Header, functions []string) (*Snapshot, error) {
+	if fs == nil {
+		fs = OSFS{}
+	}
+	snapSeq.Lock()
+	snapSeq.n++
+	n := snapSeq.n
+	snapSeq.Unlock()
+	s := &Snapshot{fs: fs, path: path, bgDone: make(chan struct{})}
+	s.tmpPath = filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), n))
+	f, err := fs.OpenFile(s.tmpPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %w",
+			filepath.Base(s.tmpPath), filepath.Dir(path), unwrapPath(err))
+	}
+	s.tmp = f
+	s.cond = sync.NewCond(&s.mu)
+	w, err := rdb.NewWriter(countingWriter{s}, opts, h)
+	if err == nil {
+		for _, code := range functions {
+			if err = w.Function(code); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		_ = fs.Remove(s.tmpPath)
+		return nil, fmt.Errorf("Write error saving DB on disk: %w", unwrapPath(err))
+	}
+	s.w = w
+	go s.bg()
+	return s, nil
+}
+
+// countingWriter is the temp file as the rdb.Writer sees it.
+type countingWriter struct{ s *Snapshot }
+
+func (c countingWriter) Write(b []byte) (int, error) {
+	n, err := c.s.tmp.Write(b)
+	c.s.mu.Lock()
+	c.s.size += int64(n)
+	c.s.mu.Unlock()
+	return n, err
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// Hand queues a chunk of serialized keys; the snapshot owns it.
+func (s *Snapshot) Hand(chunk []byte) {
+	s.mu.Lock()
+	s.chunks = append(s.chunks, chunk)
+	s.pending += int64(len(chunk))
+	s.mu.Unlock()
+	s.cond.Signal()
+}
+
+// Pending is the size of the chunks handed over and not yet written: the
+// memory the image holds beyond the data set.
+func (s *Snapshot) Pending() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
+}
+
+// Size is what has been written so far.
+func (s *Snapshot) Size() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.size
+}
+
+func (s *Snapshot) bg() {
+	defer close(s.bgDone)
+	for {
+		s.mu.Lock()
+		for len(s.chunks) == 0 && !s.sealed {
+			s.cond.Wait()
+		}
+		if len(s.chunks) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		c := s.chunks[0]
+		s.chunks[0] = nil
+		s.chunks = s.chunks[1:]
+		failed := s.err != nil
+		s.mu.Unlock()
+		var err error
+		if !failed {
+			err = s.w.Raw(c)
+		}
+		s.mu.Lock()
+		s.pending -= int64(len(c))
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Snapshot) seal() {
+	s.mu.Lock()
+	s.sealed = true
+	s.mu.Unlock()
+	s.cond.Broadcast()
+	<-s.bgDone
+}
+
+// Finish writes the end of the file and puts it in place. It blocks until
+// the file is durable: call it off the event loops. On error the temp file
+// is removed and the old file stays.
+func (s *Snapshot) Finish() error {
+	s.seal()
+	err := s.err
+	if err == nil {
+		err = s.w.Close()
+	}
+	if err == nil {
+		err = s.tmp.Sync()
+	}
+	if cerr := s.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = s.fs.Remove(s.tmpPath)
+		return fmt.Errorf("Write error saving DB on disk: %w", unwrapPath(err))
+	}
+	if err := s.fs.Rename(s.tmpPath, s.path); err != nil {
+		_ = s.fs.Remove(s.tmpPath)
+		return fmt.Errorf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %w",
+			filepath.Base(s.tmpPath), filepath.Base(s.path), filepath.Dir(s.path), unwrapPath(err))
+	}
+	if err := s.fs.SyncDir(filepath.Dir(s.path)); err != nil {
+		return fmt.Errorf("Failed to fsync the directory after renaming %s: %w", filepath.Base(s.path), unwrapPath(err))
+	}
+	return nil
+}
+
+// Abort stops the snapshot and removes the temp file.
+func (s *Snapshot) Abort() {
+	s.seal()
+	_ = s.tmp.Close()
+	_ = s.fs.Remove(s.tmpPath)
+}
