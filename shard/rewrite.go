@@ -16,6 +16,7 @@ import "strconv"
 // whatever is left, so the image stays the state at the cut.
 type rewriteState struct {
 	emit   func(db int, argv [][]byte)
+	key    func(db *DB, slot int32) // StartImage's; emit is nil then
 	dbIdx  int
 	cursor int32
 }
@@ -23,6 +24,18 @@ type rewriteState struct {
 // StartRewrite begins an image of the shard; emit receives each key as the
 // command that recreates it (SET key value [PXAT ms]), with its database.
 func (s *Shard) StartRewrite(emit func(db int, argv [][]byte)) {
+	s.startImage(&rewriteState{emit: emit})
+}
+
+// StartImage begins an image of the shard handed over key by key: fn gets
+// each key's slot in its state at the cut (DB.RDBValue, DB.ExpireAt) and
+// must serialize it before it returns, since the key may change right
+// after. BGSAVE and SAVE use it (the same walk as the AOF rewrite's).
+func (s *Shard) StartImage(fn func(db *DB, slot int32)) {
+	s.startImage(&rewriteState{key: fn})
+}
+
+func (s *Shard) startImage(rw *rewriteState) {
 	s.rwEpoch++
 	if s.rwEpoch == 0 {
 		// The epoch wrapped: entries marked 0 by an old rewrite would look
@@ -34,7 +47,7 @@ func (s *Shard) StartRewrite(emit func(db int, argv [][]byte)) {
 		}
 		s.rwEpoch = 1
 	}
-	s.rw = &rewriteState{emit: emit}
+	s.rw = rw
 }
 
 // RewriteKeys counts the keys the shard's images have serialized, ever:
@@ -94,6 +107,10 @@ func (s *Shard) serialize(db *DB, slot int32) {
 	e := db.at(slot)
 	e.rwEpoch = s.rwEpoch
 	s.rwKeys++
+	if s.rw.key != nil {
+		s.rw.key(db, slot)
+		return
+	}
 	key := db.key(e)
 	var argv [][]byte
 	switch e.typ {
