@@ -65,12 +65,16 @@ func (l *Loop) cron() {
 	l.sweepBlocked(now.UnixMilli())
 	l.nowValid = false
 	l.tickValid = false
+	l.dirtyPub.Store(l.stats.dirty)
 	if l.srv.persist != nil {
 		l.sh.OnExpired = l.p.expHook
 		defer l.endEvent()
 		if l.id == 0 && !l.srv.load.active.Load() {
 			l.srv.maybeAutoRewrite()
 		}
+	}
+	if l.id == 0 {
+		l.maybeAutoSave() // snapshot.go
 	}
 	if l.srv.activeExpire.Load() {
 		hz := l.srv.cfg.Hz()

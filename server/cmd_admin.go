@@ -62,7 +62,7 @@ var adminCommands = []serverCmd{
 
 	{name: "time", exec: cmdTime, home: true},
 	{name: "lastsave", exec: cmdLastsave, home: true},
-	{name: "shutdown", exec: cmdShutdown, home: true},
+	{name: "shutdown", exec: cmdShutdown, home: true, allShardsIf: shutdownParks},
 	{name: "debug", exec: cmdDebug, keys: debugKeys, allShardsIf: debugAllShards},
 }
 
@@ -1293,7 +1293,7 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 		}
 		return
 	}
-	if !x.srv.prepareForShutdown(flags) {
+	if !x.srv.prepareForShutdown(flags, true) {
 		x.Err("ERR Errors trying to SHUTDOWN. Check logs.")
 		return
 	}
@@ -1305,6 +1305,17 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 // ---------------------------------------------------------------------------
 
 // debugAllShards routes DEBUG LOADAOF to every shard.
+// shutdownParks: a SHUTDOWN that may save runs with every shard, which the
+// final save serializes (snapshot.go).
+func shutdownParks(argv [][]byte) bool {
+	for _, a := range argv[1:] {
+		if shard.EqualFold(a, "nosave") || shard.EqualFold(a, "abort") {
+			return false
+		}
+	}
+	return true
+}
+
 func debugAllShards(argv [][]byte) bool {
 	if len(argv) < 2 {
 		return false

@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -615,9 +616,11 @@ func TestConfigAndMisc(t *testing.T) {
 	if st := srv.loops[0].stats.cmds[srv.cmds["debug"].id]; st.rejected != 2 || st.failed != 0 || st.calls != 0 {
 		t.Errorf("refused DEBUG counted as %+v", st)
 	}
-	// redshard cannot write an RDB: SHUTDOWN SAVE takes Redis's path for a
-	// failed save, and the server goes on; FORCE exits anyway. (Not while
-	// loading, which ready=false stands for: then nothing is saved.)
+	// A save that fails (dir does not exist): SHUTDOWN SAVE takes Redis's
+	// path for a failed save, and the server goes on; FORCE exits anyway.
+	// (Not while loading, which ready=false stands for: then nothing is
+	// saved.)
+	srv.cfg.dir.Store(filepath.Join(t.TempDir(), "missing"))
 	srv.ready.Store(true)
 	if r := admDo(srv, cl, "shutdown", "save"); r != "-ERR Errors trying to SHUTDOWN. Check logs.\r\n" || cl.closing {
 		t.Errorf("SHUTDOWN SAVE: %q", r)

@@ -12,7 +12,7 @@ import (
 // serverCommands is the server command table: commands about the connection
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
-var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, memoryServerCommands, pubsubCommands,
+var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, snapshotCommands, memoryServerCommands, pubsubCommands,
 	multiCommands, slowlogCommands, latencyCommands, monitorCommands, scriptCommands, functionCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {

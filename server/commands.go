@@ -307,7 +307,10 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if cmd.flags&flagNoMulti != 0 && cl.multi.active {
 		return errNoMulti
 	}
-	if cmd.flags&flagWrite != 0 {
+	if cmd.flags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping" {
+		if msg := cl.srv.writesRefused(); msg != "" { // snapshot.go
+			return msg
+		}
 		if msg := cl.srv.logError(); msg != "" {
 			return msg
 		}

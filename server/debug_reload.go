@@ -2,11 +2,15 @@ package server
 
 import (
 	"crypto/sha1"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/aof/rdb"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -84,10 +88,12 @@ func (srv *Server) reloadInMemory() error {
 	return err
 }
 
-// digest is Redis's DEBUG DIGEST idea: a 20-byte value equal for equal data
-// sets, mixed by XOR so that the order keys are visited in does not matter.
+// digest is Redis's DEBUG DIGEST (debug.c): 20 bytes, equal for equal
+// data sets and equal to redis-server's for the same data. Unordered
+// collections XOR their elements' digests; ordered ones mix them in.
 type digest [20]byte
 
+// xor is Redis's xorDigest: d ^= SHA1(b).
 func (d *digest) xor(b []byte) {
 	h := sha1.Sum(b)
 	for i := range d {
@@ -95,73 +101,104 @@ func (d *digest) xor(b []byte) {
 	}
 }
 
-// chain mixes b into d in order (for ordered values).
-func (d *digest) chain(b []byte) {
-	h := sha1.New()
-	h.Write(d[:])
-	h.Write(b)
-	copy(d[:], h.Sum(nil))
+// mix is Redis's mixDigest: d = SHA1(d ^ SHA1(b)).
+func (d *digest) mix(b []byte) {
+	d.xor(b)
+	*d = sha1.Sum(d[:])
 }
 
-// valueDigest digests a key's value from the commands that recreate it:
-// ordered for lists, element by element XOR for sets, hashes and sorted
-// sets (each element with its field value or score).
-func valueDigest(db *shard.DB, slot int32) digest {
-	var d digest
-	typ := db.Type(slot)
-	if typ == shard.TypeString {
-		d.chain(db.Str(slot))
-		return d
+// Redis's object type numbers (OBJ_*), which the digest mixes in.
+var digestTypes = map[rdb.Kind]uint32{rdb.KindString: 0, rdb.KindList: 1, rdb.KindSet: 2, rdb.KindZSet: 3,
+	rdb.KindHash: 4, rdb.KindStream: 6}
+
+// digestScore is C's "%.17g".
+func digestScore(f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return []byte("inf")
+	case math.IsInf(f, -1):
+		return []byte("-inf")
 	}
-	for _, c := range db.Obj(slot).Dump(db.Key(slot)) {
-		elems := c[2:]
-		switch typ {
-		case shard.TypeList:
-			for _, e := range elems {
-				d.chain(e)
-			}
-		case shard.TypeHash:
-			for i := 0; i+1 < len(elems); i += 2 {
-				d.xor(append(append(append([]byte(nil), elems[i]...), 0), elems[i+1]...))
-			}
-		case shard.TypeZSet:
-			for i := 0; i+1 < len(elems); i += 2 {
-				score, _ := strconv.ParseFloat(string(elems[i]), 64)
-				d.xor(strconv.AppendFloat(append(append([]byte(nil), elems[i+1]...), 0), score, 'g', 17, 64))
-			}
-		default:
-			for _, e := range elems {
-				d.xor(e)
+	return strconv.AppendFloat(nil, f, 'g', 17, 64)
+}
+
+// objectDigest is Redis's xorObjectDigest: mixes a key's value (type,
+// elements, the fact of an expiry) into d.
+func objectDigest(d *digest, db *shard.DB, slot int32) {
+	v := db.RDBValue(slot)
+	var aux [4]byte
+	binary.BigEndian.PutUint32(aux[:], digestTypes[v.Kind])
+	d.mix(aux[:])
+	switch v.Kind {
+	case rdb.KindString:
+		d.mix(v.Str)
+	case rdb.KindList:
+		for _, e := range v.Items {
+			d.mix(e)
+		}
+	case rdb.KindSet:
+		for _, e := range v.Items {
+			d.xor(e)
+		}
+	case rdb.KindZSet:
+		for _, m := range v.ZSet {
+			var e digest
+			e.mix(m.Member)
+			e.mix(digestScore(m.Score))
+			d.xor(e[:])
+		}
+	case rdb.KindHash:
+		for _, f := range v.Hash {
+			var e digest
+			e.mix(f.Field)
+			e.mix(f.Value)
+			d.xor(e[:])
+		}
+	case rdb.KindStream:
+		for _, en := range v.Strm.Entries {
+			d.mix(fmt.Appendf(nil, "%d.%d", en.ID.Ms, en.ID.Seq))
+			for _, f := range en.Fields {
+				d.mix(f)
 			}
 		}
 	}
-	return d
+	if db.Expiry(slot) != 0 {
+		d.xor([]byte("!!expire!!"))
+	}
 }
 
-// debugDigest is DEBUG DIGEST: every key of every database with its type,
-// value and expiry; 40 zeros for an empty data set.
+// debugDigest is DEBUG DIGEST (computeDatasetDigest): per non-empty
+// database in order, its number mixed in, then every key's digest (the
+// key mixed, then its value) XORed; 40 zeros for an empty data set.
 func debugDigest(x *Exec) {
 	var final digest
-	for _, sh := range x.Shards {
-		for dbi, db := range sh.DBs {
-			for slot := int32(0); slot < db.Slots(); slot++ {
-				if !db.Live(slot) {
-					continue
+	if len(x.Shards) > 0 {
+		for dbi := range x.Shards[0].DBs {
+			n := 0
+			for _, sh := range x.Shards {
+				n += sh.DBs[dbi].Len()
+			}
+			if n == 0 {
+				continue
+			}
+			var aux [4]byte
+			binary.BigEndian.PutUint32(aux[:], uint32(dbi))
+			final.mix(aux[:])
+			for _, sh := range x.Shards {
+				db := sh.DBs[dbi]
+				for slot := int32(0); slot < db.Slots(); slot++ {
+					if !db.Live(slot) {
+						continue
+					}
+					var d digest
+					d.mix(db.Key(slot))
+					objectDigest(&d, db, slot)
+					final.xor(d[:])
 				}
-				v := valueDigest(db, slot)
-				b := strconv.AppendInt(nil, int64(dbi), 10)
-				b = append(b, 0)
-				b = append(b, db.Key(slot)...)
-				b = append(b, 0, byte(db.Type(slot)))
-				b = append(b, v[:]...)
-				if exp := db.Expiry(slot); exp != 0 {
-					b = strconv.AppendInt(append(b, "!!expire!!"...), exp, 10)
-				}
-				final.xor(b)
 			}
 		}
 	}
-	x.BulkStr(hex.EncodeToString(final[:]))
+	x.Simple(hex.EncodeToString(final[:]))
 }
 
 // debugDigestValue is DEBUG DIGEST-VALUE key...: each value's digest, 40
@@ -173,8 +210,8 @@ func debugDigestValue(x *Exec, keys [][]byte) {
 		slot := db.Peek(k)
 		var d digest
 		if slot >= 0 {
-			d = valueDigest(db, slot)
+			objectDigest(&d, db, slot)
 		}
-		x.BulkStr(hex.EncodeToString(d[:]))
+		x.Simple(hex.EncodeToString(d[:]))
 	}
 }

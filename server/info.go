@@ -576,16 +576,7 @@ func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) 
 	w.float("current_fork_perc", 0)
 	w.int("current_save_keys_processed", 0)
 	w.int("current_save_keys_total", 0)
-	w.int("rdb_changes_since_last_save", t.dirty)
-	w.int("rdb_bgsave_in_progress", 0)
-	w.int("rdb_last_save_time", srv.lastSave.Load())
-	w.str("rdb_last_bgsave_status", "ok")
-	w.int("rdb_last_bgsave_time_sec", -1)
-	w.int("rdb_current_bgsave_time_sec", -1)
-	w.int("rdb_saves", 0)
-	w.int("rdb_last_cow_size", 0)
-	w.int("rdb_last_load_keys_expired", 0)
-	w.int("rdb_last_load_keys_loaded", 0)
+	srv.infoRDB(w, t.dirty) // snapshot.go
 
 	ps := srv.persist
 	var st aof.Stats

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -184,15 +185,21 @@ var errLoadAborted = errors.New("loading aborted: the server is shutting down")
 func (srv *Server) startLoading() {
 	srv.load.failed = make(chan error, 1)
 	srv.load.exited = make(chan struct{})
+	load := srv.loadAtStart
 	if srv.persist == nil {
-		close(srv.load.exited)
-		return
+		// No AOF: the RDB file, if there is one (rdbload.go).
+		if _, err := os.Stat(srv.rdbPath()); err != nil {
+			close(srv.load.exited)
+			srv.log.Noticef("Ready to accept connections tcp")
+			return
+		}
+		load = srv.loadRDBAtStart
 	}
 	srv.load.start.Store(time.Now().Unix())
 	srv.load.active.Store(true)
 	go func() {
 		defer close(srv.load.exited)
-		if err := srv.loadAtStart(); err != nil {
+		if err := load(); err != nil {
 			if errors.Is(err, errLoadAborted) {
 				srv.load.aborted.Store(true)
 				return

@@ -67,6 +67,12 @@ func cmdBgrewriteaof(x *Exec, argv [][]byte) {
 		x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
 		x.loop.submit()
 	}
+	if srv.save.active.Load() {
+		// One image at a time: it starts when the BGSAVE is done.
+		srv.save.rewriteAfter.Store(true)
+		x.Simple("Background append only file rewriting scheduled")
+		return
+	}
 	if err := srv.startRewrite(); err != nil {
 		x.Err(err.Error())
 		return
@@ -131,7 +137,7 @@ func (l *Loop) startRewrite(r *aof.Rewrite) {
 
 // rewriteStep serializes a slice of the shard and queues the next one.
 func (l *Loop) rewriteStep() {
-	if l.rwJob == nil {
+	if l.rwJob == nil && l.snap == nil {
 		return
 	}
 	// A FLUSHALL or SWAPDB run by a transaction may have finished the
@@ -162,6 +168,10 @@ func (l *Loop) rewriteStep() {
 		}
 		l.rwRun = 0
 		go func() { _ = l.el.Execute(context.Background(), l.rwStep) }()
+		return
+	}
+	if l.snap != nil {
+		l.snapStepDone() // a BGSAVE's image (snapshot.go)
 		return
 	}
 	l.rwWriter.Flush()

@@ -60,6 +60,7 @@ type Server struct {
 
 	persist *persist // the AOF, nil when appendonly is no
 	rw      rewriteStatus
+	save    saveStatus     // BGSAVE, SAVE (snapshot.go)
 	rwLimit rewriteLimiter // automatic rewrites after failures (loop 0)
 	// aofFlushSleep is DEBUG AOF-FLUSH-SLEEP, in microseconds.
 	aofFlushSleep atomic.Int64
@@ -122,6 +123,8 @@ type Loop struct {
 	p         loopPersist
 	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
 	rwJob     *aof.Rewrite
+	snap      *loopSnap    // this shard's part of a BGSAVE in progress (snapshot.go)
+	dirtyPub  atomic.Int64 // stats.dirty as of the last cron, for the save schedule
 	rwStep    gnet.Runnable
 	rwRun     int          // rewrite steps run since the loop last served a client (rewrite.go)
 	rwReads   int64        // stats.reads at the last step
@@ -192,6 +195,8 @@ func Run(cfg *Config, log *Logger) error {
 	srv.activeExpire.Store(true)
 	srv.rw.lastSecs.Store(-1)
 	srv.rw.lastOK.Store(true)
+	srv.save.lastSecs.Store(-1)
+	srv.save.failed.Store(false)
 	srv.buildCommandTable()
 	srv.initTunables()
 	srv.initBlocking(n)
@@ -291,9 +296,6 @@ func Run(cfg *Config, log *Logger) error {
 	srv.startLoading()
 	srv.initOOMScoreAdj()
 	srv.ready.Store(true)
-	if srv.persist == nil {
-		srv.log.Noticef("Ready to accept connections tcp")
-	}
 	srv.startBackground()
 	if err := srv.startMetrics(); err != nil { // Prometheus endpoint (metrics.go)
 		srv.log.Warningf("Could not start the metrics endpoint: %v", err)

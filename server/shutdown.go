@@ -27,16 +27,13 @@ package server
 // NOW and shutdown-timeout change nothing (Redis without replicas behaves
 // the same way).
 //
-// RDB: redshard cannot write one yet. A shutdown that is asked to save
-// (SHUTDOWN SAVE, or shutdown-on-sig* save) takes Redis's path for a save
-// that fails: "Error trying to save the DB, can't exit." and the server goes
-// on (SHUTDOWN gets "-ERR Errors trying to SHUTDOWN. Check logs."), unless
-// FORCE is given ("Error trying to save the DB. Exit anyway."). Save points
-// ("save" rules), which make Redis save at shutdown by default, drive no
-// snapshot in redshard at any time; a shutdown with save points and without
-// NOSAVE says in the log that no snapshot is written, and exits: refusing
-// to exit for a snapshot redshard never takes would make every SIGTERM of a
-// server started with Redis's default save rules fail.
+// RDB: a shutdown saves the data set (snapshot.go's saveParked, every loop
+// parked: SHUTDOWN then runs over every shard, a signal's shutdown parks
+// them) when save points are set and NOSAVE is not given, or with SAVE. A
+// BGSAVE or AOF rewrite in progress is stopped first. A failed save keeps
+// the server running ("Error trying to save the DB, can't exit.", and
+// SHUTDOWN gets "-ERR Errors trying to SHUTDOWN. Check logs."), unless
+// FORCE is given ("Error trying to save the DB. Exit anyway.").
 
 import (
 	"os"
@@ -136,7 +133,7 @@ func (srv *Server) serveShutdownAsap() {
 	case syscall.SIGTERM:
 		flags = srv.cfg.ShutdownOnSigterm()
 	}
-	if !srv.prepareForShutdownLocked(flags) {
+	if !srv.prepareForShutdownLocked(flags, false) {
 		if srv.loading() {
 			srv.log.Warningf("SIGTERM received but errors trying to shut down the server, check the logs for more information")
 		}
@@ -149,13 +146,13 @@ func (srv *Server) serveShutdownAsap() {
 // the exit: it logs, decides, and returns whether the server exits. On true
 // Run carries out the exit (finishExit); on false the errors are logged and
 // the server goes on.
-func (srv *Server) prepareForShutdown(flags int64) bool {
+func (srv *Server) prepareForShutdown(flags int64, parked bool) bool {
 	srv.shut.mu.Lock()
 	defer srv.shut.mu.Unlock()
-	return srv.prepareForShutdownLocked(flags)
+	return srv.prepareForShutdownLocked(flags, parked)
 }
 
-func (srv *Server) prepareForShutdownLocked(flags int64) bool {
+func (srv *Server) prepareForShutdownLocked(flags int64, parked bool) bool {
 	st := &srv.shut
 	if st.exiting {
 		return true
@@ -166,19 +163,18 @@ func (srv *Server) prepareForShutdownLocked(flags int64) bool {
 	}
 	srv.log.Warningf("User requested shutdown...")
 	force := flags&shutdownForce != 0
-	if flags&shutdownSave != 0 {
+	if flags&shutdownSave != 0 || flags&shutdownNosave == 0 && len(srv.cfg.SaveParams()) > 0 {
 		srv.log.Noticef("Saving the final RDB snapshot before exiting.")
-		srv.log.Warningf("Failed saving the DB: redshard cannot write RDB files yet")
-		if !force {
-			srv.log.Warningf("Error trying to save the DB, can't exit.")
-			srv.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
-			st.asap = false
-			st.lastSig = nil
-			return false
+		if err := srv.saveForShutdown(parked); err != nil {
+			if !force {
+				srv.log.Warningf("Error trying to save the DB, can't exit.")
+				srv.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
+				st.asap = false
+				st.lastSig = nil
+				return false
+			}
+			srv.log.Warningf("Error trying to save the DB. Exit anyway.")
 		}
-		srv.log.Warningf("Error trying to save the DB. Exit anyway.")
-	} else if flags&shutdownNosave == 0 && len(srv.cfg.SaveParams()) > 0 {
-		srv.log.Warningf("Not saving a final RDB snapshot: redshard does not write RDB files yet (the save points are not acted on)")
 	}
 	st.exiting = true
 	st.asap = false

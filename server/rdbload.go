@@ -1,0 +1,170 @@
+package server
+
+// Loading an RDB file (dump.rdb at start with appendonly no, DEBUG RELOAD).
+//
+// The file is parsed once, on the calling goroutine (aof/rdb's Read); each
+// key is sent, in batches, to a worker goroutine of the shard that owns it,
+// which builds the value with redshard's own encodings (DB.AddValue) and
+// sets its expiry. Shards are written by their worker only, and the caller
+// waits for every worker before the shards are used: the same hand-off as
+// the AOF's parallel loader (load.go). Keys already expired are dropped, as
+// a master does (rdb_last_load_keys_expired). Function libraries are
+// compiled once, at the end.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/shard"
+)
+
+const rdbLoadBatch = 512
+
+type rdbLoadResult struct {
+	loaded, expired int64
+}
+
+// loadRDB loads the RDB file at path into shards (owned by the caller).
+// A missing file is no error: found is false.
+func (srv *Server) loadRDB(shards []*shard.Shard, path string) (res rdbLoadResult, found bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return res, false, nil
+		}
+		return res, true, err
+	}
+	defer f.Close()
+	n := len(shards)
+	type batch []rdb.Entry
+	chans := make([]chan batch, n)
+	errs := make([]error, n)
+	counts := make([]int64, n)
+	var wg sync.WaitGroup
+	for i := range chans {
+		chans[i] = make(chan batch, 4)
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			sh := shards[i]
+			for b := range chans[i] {
+				if errs[i] != nil {
+					continue
+				}
+				for k := range b {
+					e := &b[k]
+					if e.DB >= len(sh.DBs) {
+						errs[i] = fmt.Errorf("DB index %d is out of range", e.DB)
+						break
+					}
+					db := sh.DBs[e.DB]
+					if old := db.Peek(e.Key); old >= 0 {
+						errs[i] = fmt.Errorf("duplicate key '%s' found in the RDB file", e.Key)
+						break
+					}
+					slot, err := db.AddValue(e.Key, &e.Value)
+					if err != nil {
+						errs[i] = fmt.Errorf("key '%s': %w", e.Key, err)
+						break
+					}
+					if e.HasExpire {
+						db.SetExpiry(slot, e.ExpireMS)
+					}
+					counts[i]++
+				}
+			}
+		}(i)
+	}
+	pending := make([]batch, n)
+	now := time.Now().UnixMilli()
+	var fl funcLoad
+	h := &rdb.Handler{
+		Key: func(e *rdb.Entry) error {
+			if e.HasExpire && e.ExpireMS < now {
+				res.expired++
+				return nil
+			}
+			s := shard.ShardOf(e.Key, n)
+			pending[s] = append(pending[s], *e)
+			if len(pending[s]) >= rdbLoadBatch {
+				chans[s] <- pending[s]
+				pending[s] = make(batch, 0, rdbLoadBatch)
+			}
+			return nil
+		},
+		Function: func(code string) error { return fl.set(code) },
+		ModuleAux: func(id uint64, name string) error {
+			srv.log.Warningf("Skipping module aux data of module '%s' (id %d) in the RDB file: redshard has no modules", name, id)
+			return nil
+		},
+	}
+	_, rerr := rdb.Read(f, h)
+	for i := range chans {
+		if rerr == nil && len(pending[i]) > 0 {
+			chans[i] <- pending[i]
+		}
+		close(chans[i])
+	}
+	wg.Wait()
+	for i := range counts {
+		res.loaded += counts[i]
+	}
+	if rerr != nil {
+		return res, true, rerr
+	}
+	for _, e := range errs {
+		if e != nil {
+			return res, true, e
+		}
+	}
+	if len(fl.order) > 0 {
+		if err := srv.applyFunctionLoad(&fl); err != nil {
+			return res, true, err
+		}
+	}
+	return res, true, nil
+}
+
+// loadRDBAtStart loads dump.rdb into new shards and swaps them in with
+// every loop parked, as loadAtStart does for the AOF.
+func (srv *Server) loadRDBAtStart() error {
+	fresh := make([]*shard.Shard, len(srv.shards))
+	for i := range fresh {
+		fresh[i] = srv.newShard(i)
+		fresh[i].Loading = true
+	}
+	start := time.Now()
+	path := srv.rdbPath()
+	res, found, err := srv.loadRDB(fresh, path)
+	for _, sh := range fresh {
+		sh.Loading = false
+	}
+	if err != nil {
+		var re *rdb.Error
+		if errors.As(err, &re) {
+			return loadError(fmt.Sprintf("Short read or OOM loading DB. Unrecoverable error, aborting now. (%s: %v)", srv.cfg.DBFilename(), err))
+		}
+		return loadError(fmt.Sprintf("Fatal error loading the DB: %v. Exiting.", err))
+	}
+	took := time.Since(start)
+	return srv.parkAll(func() {
+		if found {
+			for i, sh := range fresh {
+				sh.UsedMemory()
+				srv.shards[i] = sh
+				srv.loops[i].sh = sh
+				sh.OnNotify = srv.loops[i].ps.notifyFn
+			}
+			srv.save.loadedKeys.Store(res.loaded)
+			srv.save.loadedExpired.Store(res.expired)
+			srv.log.Noticef("Done loading RDB, keys loaded: %d, keys expired: %d.", res.loaded, res.expired)
+			srv.log.Noticef("DB loaded from disk: %.3f seconds", took.Seconds())
+		}
+		srv.log.Noticef("Ready to accept connections tcp")
+		srv.load.active.Store(false)
+	})
+}

@@ -1,0 +1,445 @@
+package server
+
+// RDB snapshots without fork: BGSAVE, SAVE, the save schedule, and the save
+// at shutdown.
+//
+// The image is the AOF rewrite's (rewrite.go, shard/rewrite.go), one
+// mechanism for both: the command runs with every loop parked, which is the
+// cut; aof.StartSnapshot opens the temp file and writes the header and the
+// function libraries; every shard starts an image of itself
+// (shard.StartImage) and its loop serializes it in small steps between
+// requests (rewriteStep), each key as an RDB item (DB.RDBValue) into chunks
+// of its own (rdb.ChunkWriter) that a background goroutine writes in
+// arrival order. A key about to change before the walk reached it is
+// serialized first, in its state at the cut, so the file is the data set
+// at the cut, and memory grows only by the chunks waiting for the disk and
+// the keys written meanwhile (no copy of the data set, no fork's
+// copy-on-write). When the last shard is done a goroutine finishes the file
+// off the loops: EOF and CRC64, fsync, rename over dbfilename, fsync of the
+// dir.
+//
+// SAVE, and the save at shutdown, serialize every shard at once with the
+// loops parked and write the file before anything else runs, as Redis's
+// SAVE blocks the server.
+//
+// One image at a time per shard: BGSAVE while BGREWRITEAOF runs is refused
+// (or scheduled, BGSAVE SCHEDULE), and BGREWRITEAOF while BGSAVE runs is
+// scheduled, as Redis does with its one child.
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/shard"
+)
+
+var snapshotCommands = []serverCmd{
+	{name: "bgsave", exec: cmdBgsave, allShards: true},
+	{name: "save", exec: cmdSave, allShards: true},
+}
+
+// snapChunk is the size at which a loop hands a chunk of its image over.
+const snapChunk = 1 << 20
+
+// saveRetryDelay is how long the schedule waits after a failed BGSAVE
+// (Redis's CONFIG_BGSAVE_RETRY_DELAY).
+const saveRetryDelay = 5 * time.Second
+
+type saveStatus struct {
+	active    atomic.Bool
+	started   atomic.Int64 // unix ms of the BGSAVE in progress
+	failed    atomic.Bool  // the last save failed (zero: ok)
+	lastSecs  atomic.Int64 // duration of the last BGSAVE, -1 before any
+	lastTry   atomic.Int64 // unix ms of the last BGSAVE attempt
+	saves     atomic.Int64 // rdb_saves
+	remaining atomic.Int32 // shards still serializing
+	cur       atomic.Pointer[aof.Snapshot]
+	// dirty is the dirty counter at the cut of the snapshot in progress;
+	// base is the counter at the cut of the last successful one
+	// (rdb_changes_since_last_save is the difference).
+	dirty atomic.Int64
+	base  atomic.Int64
+	// scheduled: a BGSAVE SCHEDULE waits for the rewrite to end;
+	// rewriteAfter: a BGREWRITEAOF waits for the BGSAVE to end.
+	scheduled    atomic.Bool
+	rewriteAfter atomic.Bool
+	// loadedKeys and loadedExpired are what the last RDB load took and
+	// dropped (rdb_last_load_keys_loaded, rdb_last_load_keys_expired).
+	loadedKeys    atomic.Int64
+	loadedExpired atomic.Int64
+}
+
+// loopSnap is a loop's part of a BGSAVE.
+type loopSnap struct {
+	s  *aof.Snapshot
+	cw *rdb.ChunkWriter
+}
+
+var (
+	bgsaveRequest       = []byte("*1\r\n$6\r\nBGSAVE\r\n")
+	errBgsaveInProgress = errors.New("ERR Background save already in progress")
+)
+
+// cmdBgsave is BGSAVE [SCHEDULE].
+func cmdBgsave(x *Exec, argv [][]byte) {
+	srv := x.srv
+	schedule := false
+	if len(argv) > 1 {
+		if len(argv) > 2 || !shard.EqualFold(argv[1], "schedule") {
+			x.Err(shard.ErrSyntax)
+			return
+		}
+		schedule = true
+	}
+	if srv.save.active.Load() {
+		x.Err(errBgsaveInProgress.Error())
+		return
+	}
+	if srv.rw.active.Load() || x.InMulti {
+		if schedule || x.InMulti {
+			srv.save.scheduled.Store(true)
+			x.Simple("Background saving scheduled")
+			return
+		}
+		x.Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+		return
+	}
+	if srv.persist != nil {
+		x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
+		x.loop.submit()
+	}
+	if err := srv.startSnapshot(); err != nil {
+		x.Err("ERR " + err.Error())
+		return
+	}
+	x.Simple("Background saving started")
+}
+
+// cmdSave is SAVE.
+func cmdSave(x *Exec, argv [][]byte) {
+	srv := x.srv
+	if srv.save.active.Load() {
+		x.Err(errBgsaveInProgress.Error())
+		return
+	}
+	if srv.rw.active.Load() {
+		// Redis's SAVE refuses while a child saves; an AOF rewrite child
+		// does not stop it, but here the shards' one image is taken.
+		x.Err("ERR Background append only file rewriting in progress")
+		return
+	}
+	if err := srv.saveParked(); err != nil {
+		x.Err("ERR")
+		return
+	}
+	x.OK()
+}
+
+// rdbOptions are the writer's settings from the config.
+func (srv *Server) rdbOptions() rdb.Options {
+	o := rdb.DefaultOptions()
+	o.Compress = srv.cfg.RDBCompression()
+	o.Checksum = srv.cfg.RDBChecksum()
+	t := srv.tun
+	o.HashMaxListpackEntries = int(t.HashMaxListpackEntries.Load())
+	o.HashMaxListpackValue = int(t.HashMaxListpackValue.Load())
+	o.ZSetMaxListpackEntries = int(t.ZsetMaxListpackEntries.Load())
+	o.ZSetMaxListpackValue = int(t.ZsetMaxListpackValue.Load())
+	o.SetMaxIntsetEntries = int(t.SetMaxIntsetEntries.Load())
+	o.ListMaxListpackSize = int(t.ListMaxListpackSize.Load())
+	return o
+}
+
+func (srv *Server) rdbPath() string {
+	return filepath.Join(srv.cfg.Dir(), srv.cfg.DBFilename())
+}
+
+// openSnapshot starts the file: header and function libraries.
+func (srv *Server) openSnapshot() (*aof.Snapshot, error) {
+	var codes []string
+	for _, lib := range srv.funcs.list() {
+		codes = append(codes, lib.code)
+	}
+	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate()}
+	return aof.StartSnapshot(nil, srv.rdbPath(), srv.rdbOptions(), h, codes)
+}
+
+// dirtyNow sums the loops' dirty counters; every loop must be parked.
+func (srv *Server) dirtyNow() int64 {
+	var n int64
+	for _, l := range srv.loops {
+		n += l.stats.dirty
+	}
+	return n
+}
+
+// imageKey is the StartImage callback that serializes a key into cw.
+func imageKey(cw *rdb.ChunkWriter, errp *error) func(db *shard.DB, slot int32) {
+	return func(db *shard.DB, slot int32) {
+		v := db.RDBValue(slot)
+		exp := db.Expiry(slot)
+		if exp == 0 {
+			exp = -1
+		}
+		if err := cw.Key(db.ID, db.Key(slot), exp, &v); err != nil && *errp == nil {
+			*errp = err
+		}
+	}
+}
+
+// startSnapshot makes the cut and starts every shard's image; every loop is
+// parked.
+func (srv *Server) startSnapshot() error {
+	if !srv.save.active.CompareAndSwap(false, true) {
+		return errors.New("Background save already in progress")
+	}
+	now := time.Now()
+	srv.save.lastTry.Store(now.UnixMilli())
+	s, err := srv.openSnapshot()
+	if err != nil {
+		srv.save.active.Store(false)
+		srv.save.failed.Store(true)
+		srv.log.Warningf("%v", err)
+		return err
+	}
+	srv.save.started.Store(now.UnixMilli())
+	srv.save.dirty.Store(srv.dirtyNow())
+	srv.save.cur.Store(s)
+	srv.save.remaining.Store(int32(len(srv.loops)))
+	srv.log.Noticef("Background saving started")
+	for _, l := range srv.loops {
+		l.startSnap(s)
+	}
+	return nil
+}
+
+// startSnap runs while every loop is parked: it starts the shard's image
+// and queues the loop's first step.
+func (l *Loop) startSnap(s *aof.Snapshot) {
+	js := &loopSnap{s: s}
+	js.cw = rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, s.Hand)
+	l.snap = js
+	var keyErr error
+	l.sh.StartImage(imageKey(js.cw, &keyErr))
+	if l.rwStep == nil {
+		l.rwStep = gnet.RunnableFunc(func(context.Context) error {
+			l.rewriteStep()
+			return nil
+		})
+	}
+	_ = l.el.Execute(context.Background(), l.rwStep)
+}
+
+// snapStepDone is rewriteStep's end for a BGSAVE: the loop's image is
+// complete.
+func (l *Loop) snapStepDone() {
+	js := l.snap
+	l.snap = nil
+	js.cw.Flush()
+	srv := l.srv
+	if srv.save.cur.Load() == js.s && srv.save.remaining.Add(-1) == 0 {
+		go srv.finishSnapshot(js.s)
+	}
+}
+
+func (srv *Server) finishSnapshot(s *aof.Snapshot) {
+	err := s.Finish()
+	if !srv.save.cur.CompareAndSwap(s, nil) {
+		return // aborted meanwhile
+	}
+	srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
+	if err != nil {
+		srv.save.failed.Store(true)
+		srv.log.Warningf("%v", err)
+		srv.log.Warningf("Background saving error")
+	} else {
+		srv.saved(srv.save.dirty.Load())
+		srv.log.Noticef("DB saved on disk")
+		srv.log.Noticef("Background saving terminated with success")
+	}
+	srv.save.active.Store(false)
+	if srv.save.rewriteAfter.CompareAndSwap(true, false) {
+		srv.sysRequest(bgrewriteaofRequest)
+	}
+}
+
+// saved records a successful save whose cut had dirty counter dirty.
+func (srv *Server) saved(dirty int64) {
+	srv.save.failed.Store(false)
+	srv.save.base.Store(dirty)
+	srv.save.saves.Add(1)
+	srv.lastSave.Store(time.Now().Unix())
+}
+
+// sysRequest sends a command through loop 0's internal client (as the
+// automatic rewrite does), from any goroutine.
+func (srv *Server) sysRequest(req []byte) {
+	l := srv.loops[0]
+	_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		sys := srv.sysClient
+		if sys != nil && !sys.hopOut && len(sys.qbuf) == 0 {
+			sys.onData(req)
+		}
+		return nil
+	}))
+}
+
+// abortSnapshot stops the BGSAVE in progress, if any; every loop is parked.
+func (srv *Server) abortSnapshot() bool {
+	s := srv.save.cur.Swap(nil)
+	if s == nil {
+		return false
+	}
+	for _, l := range srv.loops {
+		if l.snap != nil && l.snap.s == s {
+			l.sh.AbortRewrite()
+			l.snap = nil
+		}
+	}
+	s.Abort()
+	srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
+	srv.save.active.Store(false) // stopped, not failed: the status stays (Redis's SIGUSR1)
+	return true
+}
+
+// saveParked writes the RDB file at once; every loop is parked (SAVE, the
+// save at shutdown, DEBUG RELOAD).
+func (srv *Server) saveParked() error {
+	for _, sh := range srv.shards {
+		if sh.Rewriting() {
+			return errors.New("an image of the data set is being made")
+		}
+	}
+	start := time.Now()
+	s, err := srv.openSnapshot()
+	if err != nil {
+		srv.log.Warningf("%v", err)
+		return err
+	}
+	dirty := srv.dirtyNow()
+	var keyErr error
+	cw := rdb.NewChunkWriter(srv.rdbOptions(), snapChunk, s.Hand)
+	for _, sh := range srv.shards {
+		sh.StartImage(imageKey(cw, &keyErr))
+		sh.RewriteAll()
+		cw.Flush()
+	}
+	if keyErr != nil {
+		s.Abort()
+		srv.log.Warningf("Write error saving DB on disk: %v", keyErr)
+		return keyErr
+	}
+	if err := s.Finish(); err != nil {
+		srv.save.failed.Store(true)
+		srv.log.Warningf("%v", err)
+		return err
+	}
+	srv.saved(dirty)
+	srv.log.Noticef("DB saved on disk (%s)", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// saveForShutdown is the final save of a shutdown, from any goroutine that
+// is not a loop (parked: the caller holds every loop).
+func (srv *Server) saveForShutdown(parked bool) error {
+	var err error
+	run := func() {
+		srv.abortSnapshot()
+		srv.abortRewrite()
+		err = srv.saveParked()
+	}
+	if parked {
+		run()
+		return err
+	}
+	if perr := srv.parkAll(run); perr != nil {
+		return perr
+	}
+	return err
+}
+
+// maybeAutoSave is the save schedule (save <seconds> <changes> ...), on loop
+// 0 from its cron, as Redis's serverCron: a BGSAVE when some rule's changes
+// happened in its seconds, not sooner than saveRetryDelay after a failed
+// one; and a scheduled BGSAVE once no rewrite runs.
+func (l *Loop) maybeAutoSave() {
+	srv := l.srv
+	if srv.save.active.Load() || srv.rw.active.Load() || srv.loading() {
+		return
+	}
+	sys := srv.sysClient
+	if sys == nil || sys.hopOut || len(sys.qbuf) > 0 {
+		return
+	}
+	if srv.save.scheduled.CompareAndSwap(true, false) {
+		sys.onData(bgsaveRequest)
+		return
+	}
+	params := srv.cfg.SaveParams()
+	if len(params) == 0 {
+		return
+	}
+	var dirty int64
+	for _, o := range srv.loops {
+		dirty += o.dirtyPub.Load()
+	}
+	changes := dirty - srv.save.base.Load()
+	now := time.Now()
+	since := now.Unix() - srv.lastSave.Load()
+	if srv.save.failed.Load() && now.UnixMilli()-srv.save.lastTry.Load() < saveRetryDelay.Milliseconds() {
+		return
+	}
+	for _, p := range params {
+		if changes >= p.Changes && since >= p.Seconds {
+			srv.log.Noticef("%d changes in %d seconds. Saving...", p.Changes, p.Seconds)
+			sys.onData(bgsaveRequest)
+			return
+		}
+	}
+}
+
+// writesRefused is the -MISCONF error while the last BGSAVE failed with
+// stop-writes-on-bgsave-error on and save points set (Redis's
+// writeCommandsDeniedByDiskError), "" otherwise.
+func (srv *Server) writesRefused() string {
+	if !srv.save.failed.Load() || !srv.cfg.StopWritesOnBgsaveError() || len(srv.cfg.SaveParams()) == 0 {
+		return ""
+	}
+	return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+}
+
+// infoRDB is INFO persistence's rdb_* part.
+func (srv *Server) infoRDB(w *infoWriter, dirty int64) {
+	w.int("rdb_changes_since_last_save", dirty-srv.save.base.Load())
+	active := srv.save.active.Load()
+	w.int("rdb_bgsave_in_progress", b2i(active))
+	w.int("rdb_last_save_time", srv.lastSave.Load())
+	status := "ok"
+	if srv.save.failed.Load() {
+		status = "err"
+	}
+	w.str("rdb_last_bgsave_status", status)
+	w.int("rdb_last_bgsave_time_sec", srv.save.lastSecs.Load())
+	cur := int64(-1)
+	if active {
+		cur = (time.Now().UnixMilli() - srv.save.started.Load()) / 1000
+	}
+	w.int("rdb_current_bgsave_time_sec", cur)
+	w.int("rdb_saves", srv.save.saves.Load())
+	w.int("rdb_last_cow_size", 0)
+	w.int("rdb_last_load_keys_expired", srv.save.loadedExpired.Load())
+	w.int("rdb_last_load_keys_loaded", srv.save.loadedKeys.Load())
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
