@@ -148,10 +148,17 @@ func (v *Value) Len() int {
 	case KindHash:
 		return len(v.Hash)
 	case KindStream:
+		if v.Strm == nil {
+			return 0
+		}
 		return len(v.Strm.Entries)
 	}
 	return 1
 }
+
+// empty reports a collection Redis would not load: streams are kept even
+// without entries (their IDs, counters and groups are state).
+func (v *Value) empty() bool { return v.Kind != KindStream && v.Len() == 0 }
 
 // StreamID is a stream entry ID.
 type StreamID struct{ Ms, Seq uint64 }
