@@ -365,25 +365,29 @@ func parseStreamNode(master StreamID, lp []byte) (streamNode, error) {
 			return nd, err
 		}
 		id := StreamID{master.Ms + uint64(dms), master.Seq + uint64(dseq)}
-		var names [][]byte
+		// SAMEFIELDS: the values, the names are the master's; else the
+		// field count, then field and value pairs.
+		var e StreamEntry
 		if flags&streamFlagSameFields != 0 {
-			names = fields
+			if len(fields) > len(el)-p {
+				return nd, badStream("node %s: listpack ends inside an entry", master)
+			}
+			e.Fields = make([][]byte, 0, 2*len(fields))
+			for k, f := range fields {
+				e.Fields = append(e.Fields, f, el[p+k])
+			}
+			p += len(fields)
 		} else {
 			nf, err := next()
 			if err != nil {
 				return nd, err
 			}
-			if nf < 0 || nf > int64(len(el)-p) {
+			if nf < 0 || nf > int64(len(el)-p)/2 {
 				return nd, badStream("node %s: entry of %d fields", master, nf)
 			}
-			names = el[p : p+int(nf)]
-			p += int(nf)
+			e.Fields = el[p : p+2*int(nf) : p+2*int(nf)]
+			p += 2 * int(nf)
 		}
-		if len(names) > len(el)-p {
-			return nd, badStream("node %s: listpack ends inside an entry", master)
-		}
-		values := el[p : p+len(names)]
-		p += len(names)
 		lpCount, err := next()
 		if err != nil {
 			return nd, err
@@ -403,10 +407,7 @@ func parseStreamNode(master StreamID, lp []byte) (streamNode, error) {
 		if flags&streamFlagDeleted != 0 {
 			continue
 		}
-		e := StreamEntry{ID: id, Fields: make([][]byte, 0, 2*len(names))}
-		for k := range names {
-			e.Fields = append(e.Fields, names[k], values[k])
-		}
+		e.ID = id
 		nd.entries = append(nd.entries, e)
 	}
 	if p != len(el) {
