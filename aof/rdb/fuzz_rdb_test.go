@@ -26,6 +26,16 @@ func FuzzReadRDB(f *testing.F) {
 	}
 	f.Add(file(10, AppendLen(rawStr([]byte{TypeList}, "k"), 1<<62)))
 	f.Add([]byte{TypeListQuicklist2, 1, 'k', 1, 2, 0x0b, 0x0b, 0, 0, 0, 1, 0, 0x81, 'a', 2, 0xff})
+	// Streams: as values (the DUMP path), in files, of RDB 9 too.
+	for _, n := range []int{0, 4, 12} {
+		v := streamValue(testStream(n))
+		b, _ := AppendValue(nil, &v, Options{StreamNodeMaxEntries: 5})
+		f.Add(b)
+	}
+	f.Add(writeFixture(f, DefaultOptions(), []fixtureKey{{key: "s", v: streamValue(testStream(6)), expireMS: -1}}))
+	f.Add(streamBody(TypeStreamListpacks, [][2][]byte{{idKey(100, 5),
+		lpOf("2", "1", "2", "a", "b", "0", "2", "0", "0", "1", "2", "5", "3", "0", "1", "x", "y", "5", "0", "1", "-5", "1", "c", "3", "6")}},
+		lens(2, 101, 0, 1), AppendString(nil, []byte("g"), false), lens(100, 5, 0, 0)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		framed := file(10, data)
 		for _, in := range [][]byte{data, framed} {
