@@ -341,7 +341,7 @@ func parseStreamNode(master StreamID, lp []byte) (streamNode, error) {
 	if err != nil {
 		return nd, err
 	}
-	if count < 0 || deleted < 0 || nmaster < 0 || nmaster > int64(len(el)-p) || count+deleted > int64(len(el)) {
+	if count < 0 || deleted < 0 || nmaster < 0 || nmaster > int64(len(el)-p) || count > int64(len(el)) || deleted > int64(len(el)) {
 		return nd, badStream("node %s: master entry counts %d, %d, %d", master, count, deleted, nmaster)
 	}
 	fields := el[p : p+int(nmaster)]
@@ -428,13 +428,8 @@ const streamListpackMaxSize = 1 << 30
 // radix tree order (IDs ascending, names by bytes).
 func appendStream(dst []byte, s *Stream, o *Options) ([]byte, error) {
 	c := o.Compress
-	for i, e := range s.Entries {
-		if len(e.Fields)%2 != 0 {
-			return dst, fmt.Errorf("rdb: stream entry %s has an odd number of fields and values", e.ID)
-		}
-		if i > 0 && e.ID.Compare(s.Entries[i-1].ID) <= 0 {
-			return dst, fmt.Errorf("rdb: stream entry %s not after %s", e.ID, s.Entries[i-1].ID)
-		}
+	if err := checkStream(s); err != nil {
+		return dst, err
 	}
 	maxBytes := o.StreamNodeMaxBytes
 	if maxBytes <= 0 || maxBytes > streamListpackMaxSize {
@@ -521,10 +516,7 @@ func appendStream(dst []byte, s *Stream, o *Options) ([]byte, error) {
 	groups := slices.Clone(s.Groups)
 	slices.SortStableFunc(groups, func(a, b StreamGroup) int { return bytes.Compare(a.Name, b.Name) })
 	dst = AppendLen(dst, uint64(len(groups)))
-	for i, g := range groups {
-		if i > 0 && bytes.Equal(g.Name, groups[i-1].Name) {
-			return dst, fmt.Errorf("rdb: stream group %q twice", g.Name)
-		}
+	for _, g := range groups {
 		dst = AppendString(dst, g.Name, c)
 		dst = AppendLen(AppendLen(dst, g.LastID.Ms), g.LastID.Seq)
 		dst = AppendLen(dst, uint64(g.EntriesRead))
@@ -551,4 +543,57 @@ func appendStream(dst []byte, s *Stream, o *Options) ([]byte, error) {
 		}
 	}
 	return dst, nil
+}
+
+// checkStream refuses, before writing, what the reader would refuse: a
+// stream whose entries are out of order or after its last ID, an entry
+// with an odd number of fields and values, groups or consumers named
+// twice, and PELs that do not agree (an entry pending twice, or for no or
+// two consumers, or for a consumer and not in its group's PEL).
+func checkStream(s *Stream) error {
+	for i, e := range s.Entries {
+		if len(e.Fields)%2 != 0 {
+			return fmt.Errorf("rdb: stream entry %s has an odd number of fields and values", e.ID)
+		}
+		if i > 0 && e.ID.Compare(s.Entries[i-1].ID) <= 0 {
+			return fmt.Errorf("rdb: stream entry %s not after %s", e.ID, s.Entries[i-1].ID)
+		}
+	}
+	if n := len(s.Entries); n > 0 && s.LastID.Compare(s.Entries[n-1].ID) < 0 {
+		return fmt.Errorf("rdb: stream last ID %s before its last entry %s", s.LastID, s.Entries[n-1].ID)
+	}
+	groups := make(map[string]struct{}, len(s.Groups))
+	for _, g := range s.Groups {
+		if _, dup := groups[string(g.Name)]; dup {
+			return fmt.Errorf("rdb: stream group %q twice", g.Name)
+		}
+		groups[string(g.Name)] = struct{}{}
+		owner := make(map[StreamID]bool, len(g.Pending))
+		for _, n := range g.Pending {
+			if _, dup := owner[n.ID]; dup {
+				return fmt.Errorf("rdb: stream group %q: %s pending twice", g.Name, n.ID)
+			}
+			owner[n.ID] = false
+		}
+		names := make(map[string]struct{}, len(g.Consumers))
+		for _, c := range g.Consumers {
+			if _, dup := names[string(c.Name)]; dup {
+				return fmt.Errorf("rdb: stream group %q: consumer %q twice", g.Name, c.Name)
+			}
+			names[string(c.Name)] = struct{}{}
+			for _, id := range c.Pending {
+				owned, ok := owner[id]
+				if !ok || owned {
+					return fmt.Errorf("rdb: stream group %q: %s pending for consumer %q and not in the group's PEL or for another", g.Name, id, c.Name)
+				}
+				owner[id] = true
+			}
+		}
+		for id, owned := range owner {
+			if !owned {
+				return fmt.Errorf("rdb: stream group %q: %s pending for no consumer", g.Name, id)
+			}
+		}
+	}
+	return nil
 }

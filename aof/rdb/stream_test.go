@@ -330,6 +330,7 @@ func TestStreamCorrupt(t *testing.T) {
 		"two owners":     streamBody(TypeStreamListpacks2, [][2][]byte{{k, good}}, tail, lens(1), group("g", [][]byte{nack(1)}, cons("c", 1), cons("d", 1))),
 		"no owner":       streamBody(TypeStreamListpacks2, [][2][]byte{{k, good}}, tail, lens(1), group("g", [][]byte{nack(1)}, cons("c"))),
 		"truncated":      streamBody(TypeStreamListpacks2, [][2][]byte{{k, good}}, tail, lens(1), group("g", [][]byte{nack(1)}, cons("c", 1))[:20]),
+		"count overflow": streamBody(TypeStreamListpacks2, [][2][]byte{{k, lpOf("9223372036854775807", "9223372036854775807", "1", "f", "0", "2", "0", "0", "v", "4")}}, tail, lens(0)),
 		"huge counts":    streamBody(TypeStreamListpacks2, [][2][]byte{{k, good}}, tail, lens(1<<60)),
 		"huge nodes":     streamBody(TypeStreamListpacks2, nil, lens(1<<62)),
 	}
@@ -348,6 +349,14 @@ func TestStreamCorrupt(t *testing.T) {
 		{Entries: []StreamEntry{{StreamID{2, 0}, strs("a", "b")}, {StreamID{1, 0}, strs("a", "b")}}},
 		{Entries: []StreamEntry{{StreamID{2, 0}, strs("a")}}},
 		{Groups: []StreamGroup{{Name: []byte("g")}, {Name: []byte("g")}}},
+		{Entries: []StreamEntry{{StreamID{2, 0}, strs("a", "b")}}, LastID: StreamID{1, 9}},
+		{Groups: []StreamGroup{{Name: []byte("g"), Pending: []StreamNACK{{ID: StreamID{1, 0}}}}}},
+		{Groups: []StreamGroup{{Name: []byte("g"), Pending: []StreamNACK{{ID: StreamID{1, 0}}, {ID: StreamID{1, 0}}},
+			Consumers: []StreamConsumer{{Name: []byte("c"), Pending: []StreamID{{1, 0}}}}}}},
+		{Groups: []StreamGroup{{Name: []byte("g"), Consumers: []StreamConsumer{{Name: []byte("c"), Pending: []StreamID{{1, 0}}}}}}},
+		{Groups: []StreamGroup{{Name: []byte("g"), Pending: []StreamNACK{{ID: StreamID{1, 0}}},
+			Consumers: []StreamConsumer{{Name: []byte("c"), Pending: []StreamID{{1, 0}}}, {Name: []byte("d"), Pending: []StreamID{{1, 0}}}}}}},
+		{Groups: []StreamGroup{{Name: []byte("g"), Consumers: []StreamConsumer{{Name: []byte("c")}, {Name: []byte("c")}}}}},
 	} {
 		if _, err := EncodeDump(&Value{Kind: KindStream, Strm: s}, DefaultOptions()); err == nil {
 			t.Errorf("EncodeDump of %s accepted", describeStream(s))
