@@ -24,7 +24,7 @@ type Summary struct {
 	Checksum uint64 // the CRC64 in the file (0: none or disabled)
 	Checked  bool   // the checksum was verified
 	Keys     int    // keys handed to Handler.Key
-	Empty    int    // empty collections skipped, as Redis skips them
+	Empty    int    // empty collections skipped, as Redis skips them (never streams)
 }
 
 // Read parses a whole RDB file, versions 1 to Version, from r.
