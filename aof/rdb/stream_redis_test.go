@@ -173,7 +173,7 @@ func TestStreamRedisServer(t *testing.T) {
 		t.Run(fmt.Sprint("compress=", compress), func(t *testing.T) {
 			dir := t.TempDir()
 			yn := map[bool]string{true: "yes", false: "no"}[compress]
-			c := startRedis(t, dir, "--stream-node-max-entries", "7", "--stream-node-max-bytes", "300", "--rdbcompression", yn)
+			c := startRedis(t, dir, "--stream-node-max-entries", "7", "--stream-node-max-bytes", "300", "--rdbcompression", yn, "--sanitize-dump-payload", "yes")
 			keys := buildRedisStreams(c)
 			want := map[string]*Stream{}
 			for _, k := range keys {
@@ -229,6 +229,15 @@ func TestStreamRedisServer(t *testing.T) {
 					t.Errorf("RESTORE %q: %s\nwant %s", k, describeStream(got), describeStream(want[k]))
 				}
 			}
+			// What the reader refuses, Redis refuses too (with
+			// sanitize-dump-payload), but for the reader's extra checks.
+			cases, stricter := corruptStreams(t)
+			for name, body := range cases {
+				r := fmt.Sprint(c.do("RESTORE", "bad:"+name, "0", string(AppendFooter(body))))
+				if refused := strings.HasPrefix(r, "-"); refused == stricter[name] {
+					t.Errorf("RESTORE of corrupt stream %q: %s", name, r)
+				}
+			}
 		})
 	}
 }
@@ -267,7 +276,8 @@ func TestStreamWriterRedisServer(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "RDB looks OK") {
 				t.Fatalf("redis-check-rdb: %v\n%s", err, out)
 			}
-			c := startRedis(t, dir, "--dbfilename", "mine.rdb")
+			// Deep sanitization checks every node when loading.
+			c := startRedis(t, dir, "--dbfilename", "mine.rdb", "--sanitize-dump-payload", "yes")
 			for _, k := range keys {
 				c.ok("SELECT", strconv.Itoa(k.db))
 				if got := c.streamInfo(k.key); !streamsEqual(got, k.v.Strm) {
