@@ -297,3 +297,50 @@ func TestStreamWriterRedisServer(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamRDB9RedisServer: redis-server 7.0 loads an RDB 9 file of type
+// 15 streams with the counters the reader derives.
+func TestStreamRDB9RedisServer(t *testing.T) {
+	grp := func(name string, ms, seq uint64) []byte {
+		return append(AppendString(nil, []byte(name), false), lens(ms, seq, 0, 0)...)
+	}
+	node1 := lpOf("2", "1", "2", "a", "b", "0",
+		"2", "0", "0", "1", "2", "5",
+		"3", "0", "1", "x", "y", "5",
+		"0", "1", "-5", "2", "c", "3", "d", "4", "8")
+	node2 := lpOf("1", "0", "1", "f", "0", "2", "0", "0", "v", "4")
+	// A consumer with a pending entry, in type 15's layout.
+	pel := append(AppendString(nil, []byte("pel"), false), lens(101, 0, 1)...)
+	pel = append(pel, idKey(101, 0)...)
+	pel = append(pel, 0x10, 0x20, 0, 0, 0, 0, 0, 0, 3) // delivery time, count
+	pel = AppendString(AppendLen(pel, 1), []byte("cons"), false)
+	pel = append(pel, 0x11, 0x22, 0, 0, 0, 0, 0, 0, 1) // seen time, PEL count
+	pel = append(pel, idKey(101, 0)...)
+	bodies := map[string][]byte{
+		"s": streamBody(TypeStreamListpacks, [][2][]byte{{idKey(100, 5), node1}, {idKey(200, 0), node2}},
+			lens(3, 200, 0, 5), grp("atlast", 200, 0), grp("atstart", 0, 0), grp("atfirst", 100, 5), grp("middle", 101, 0), pel),
+		"empty":    streamBody(TypeStreamListpacks, nil, lens(0, 7, 1, 2), grp("g", 7, 1), grp("h", 3, 0)),
+		"deleted1": streamBody(TypeStreamListpacks, [][2][]byte{{idKey(100, 5), node1}}, lens(2, 150, 0, 2), grp("g", 100, 5), grp("h", 150, 0)),
+	}
+	var body []byte
+	want := map[string]*Stream{}
+	for k, b := range bodies {
+		body = append(append(body, TypeStreamListpacks), AppendString(nil, []byte(k), false)...)
+		body = append(body, b[1:]...)
+		v, err := DecodeDump(AppendFooter(b))
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		want[k] = v.Strm
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "old.rdb"), file(9, body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startRedis(t, dir, "--dbfilename", "old.rdb", "--sanitize-dump-payload", "yes")
+	for k, w := range want {
+		if got := c.streamInfo(k); !streamsEqual(got, w) {
+			t.Errorf("%q: redis %s\nreader %s", k, describeStream(got), describeStream(w))
+		}
+	}
+}
