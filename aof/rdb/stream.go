@@ -55,6 +55,7 @@ func decodeStreamID(b []byte) StreamID {
 type streamNode struct {
 	master      StreamID
 	first, last StreamID // of all its entries, deleted ones included
+	any         bool     // it has entries (Redis accepts a node of none)
 	entries     []StreamEntry
 }
 
@@ -88,13 +89,18 @@ func readStream(d *decoder, t byte) (*Stream, error) {
 	slices.SortStableFunc(nodes, func(a, b streamNode) int { return a.master.Compare(b.master) })
 	s := &Stream{}
 	live := 0
+	var prev *streamNode // the last one with entries
 	for i := range nodes {
 		if i > 0 && nodes[i].master == nodes[i-1].master {
 			return nil, badStream("node %s twice", nodes[i].master)
 		}
-		if i > 0 && nodes[i].first.Compare(nodes[i-1].last) <= 0 {
-			return nil, badStream("node %s overlaps the previous one", nodes[i].master)
+		if !nodes[i].any {
+			continue
 		}
+		if prev != nil && nodes[i].first.Compare(prev.last) <= 0 {
+			return nil, badStream("node %s overlaps node %s", nodes[i].master, prev.master)
+		}
+		prev = &nodes[i]
 		live += len(nodes[i].entries)
 	}
 	s.Entries = make([]StreamEntry, 0, live)
@@ -372,9 +378,11 @@ func parseStreamNode(master StreamID, lp []byte) (streamNode, error) {
 			if len(fields) > len(el)-p {
 				return nd, badStream("node %s: listpack ends inside an entry", master)
 			}
-			e.Fields = make([][]byte, 0, 2*len(fields))
-			for k, f := range fields {
-				e.Fields = append(e.Fields, f, el[p+k])
+			if flags&streamFlagDeleted == 0 {
+				e.Fields = make([][]byte, 0, 2*len(fields))
+				for k, f := range fields {
+					e.Fields = append(e.Fields, f, el[p+k])
+				}
 			}
 			p += len(fields)
 		} else {
@@ -395,7 +403,7 @@ func parseStreamNode(master StreamID, lp []byte) (streamNode, error) {
 		if lpCount != int64(p-start-1) {
 			return nd, badStream("node %s: entry %s has lp-count %d, is %d elements", master, id, lpCount, p-start-1)
 		}
-		if i == 0 {
+		if !nd.any {
 			if id.Compare(master) < 0 {
 				return nd, badStream("node %s: entry %s before the master ID", master, id)
 			}
@@ -403,7 +411,7 @@ func parseStreamNode(master StreamID, lp []byte) (streamNode, error) {
 		} else if id.Compare(nd.last) <= 0 {
 			return nd, badStream("node %s: entry %s not after %s", master, id, nd.last)
 		}
-		nd.last = id
+		nd.last, nd.any = id, true
 		if flags&streamFlagDeleted != 0 {
 			continue
 		}

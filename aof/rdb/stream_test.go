@@ -263,6 +263,13 @@ func TestStreamRDB9(t *testing.T) {
 	if w := map[string]int64{"atlast": 3, "atstart": 0, "atfirst": 1, "middle": -1}; fmt.Sprint(reads) != fmt.Sprint(w) {
 		t.Fatalf("entries-read %v, want %v", reads, w)
 	}
+	// A node of no entries, as Redis accepts one, between two others.
+	none := lpOf("0", "0", "1", "f", "0")
+	v, err = DecodeDump(AppendFooter(streamBody(TypeStreamListpacks2, [][2][]byte{{idKey(200, 0), node2}, {idKey(150, 0), none}, {idKey(100, 5), node1}},
+		lens(3, 200, 0, 100, 5, 0, 0, 3, 0))))
+	if err != nil || !slices.EqualFunc(v.Strm.Entries, want, func(a, b StreamEntry) bool { return a.ID == b.ID }) {
+		t.Fatalf("a node of no entries: %v", err)
+	}
 	// An empty RDB 9 stream: first ID the maximal one.
 	v, err = DecodeDump(AppendFooter(streamBody(TypeStreamListpacks, nil, lens(0, 7, 1, 1), grp("g", 7, 1))))
 	if err != nil {
