@@ -224,22 +224,24 @@
 // must be sorted; sets, hashes and sorted sets must not repeat a member
 // (ErrDuplicate), and scores must not be NaN (ErrNaNScore). Empty
 // collections are skipped, as Redis skips them (Summary.Empty); empty
-// streams are not.
+// streams are not. Malformed input is an *Error with the offset of the
+// item; nothing panics. Trailing bytes after EOF and its checksum are
+// ignored, as Redis ignores them.
 //
 // A stream is checked as Redis 7.0's loader checks it with deep
 // sanitization, and further (ErrBadStream): node keys are 16 bytes and
-// distinct, no listpack is empty, every node's structure is walked to its
-// end (integers where integers belong, the master entry's terminating 0,
-// lp-counts, the live and deleted counts); beyond Redis, the live count
-// and the length must match the entries, IDs must ascend within and across
-// nodes from each master ID, the last ID must not be before the last
-// entry, a consumer's pending ID must be in its group's PEL and pending
-// for it alone, and every pending entry must have a consumer; groups,
-// consumers and a group's pending entries must not repeat. Nodes are taken
-// in master-ID order, pending entries in ID order, as Redis's radix trees
-// keep them; groups and consumers in the file's order (Redis's: by name). Malformed
-// input is an *Error with the offset of the item; nothing panics. Trailing
-// bytes after EOF and its checksum are ignored, as Redis ignores them.
+// distinct, no listpack is empty (a node of no entries, only a master
+// entry, loads, as in Redis), every node's structure is walked to its end
+// (integers where integers belong, the master entry's terminating 0,
+// lp-counts, the live and deleted counts); groups, consumers and a group's
+// pending entries must not repeat, a consumer's pending IDs must be in its
+// group's PEL, and every pending entry must have a consumer. Beyond Redis,
+// the live count and the length must match the entries, IDs must ascend
+// within and across nodes from each master ID, the last ID must not be
+// before the last entry, and no entry may be pending for two consumers.
+// Nodes are taken in master-ID order, pending entries in ID order, as
+// Redis's radix trees keep them; groups and consumers in the file's order
+// (Redis writes them by name).
 //
 // # Writing rules
 //

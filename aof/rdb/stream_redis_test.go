@@ -319,7 +319,7 @@ func TestStreamRDB9RedisServer(t *testing.T) {
 	bodies := map[string][]byte{
 		"s": streamBody(TypeStreamListpacks, [][2][]byte{{idKey(100, 5), node1}, {idKey(200, 0), node2}},
 			lens(3, 200, 0, 5), grp("atlast", 200, 0), grp("atstart", 0, 0), grp("atfirst", 100, 5), grp("middle", 101, 0), pel),
-		"empty":    streamBody(TypeStreamListpacks, nil, lens(0, 7, 1, 2), grp("g", 7, 1), grp("h", 3, 0)),
+		"empty": streamBody(TypeStreamListpacks, nil, lens(0, 7, 1, 2), grp("g", 7, 1), grp("h", 3, 0)),
 		// A node of no entries: Redis accepts it, and so does the reader.
 		"nonenode": streamBody(TypeStreamListpacks, [][2][]byte{{idKey(150, 0), lpOf("0", "0", "1", "f", "0")}, {idKey(100, 5), node1}, {idKey(200, 0), node2}},
 			lens(3, 200, 0, 0)),
