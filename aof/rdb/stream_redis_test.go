@@ -3,9 +3,11 @@ package rdb
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,8 +233,14 @@ func TestStreamRedisServer(t *testing.T) {
 			}
 			// What the reader refuses, Redis refuses too (with
 			// sanitize-dump-payload), but for the reader's extra checks.
+			// "id twice" goes last: Redis 7.0.15 refuses it but frees a
+			// NACK its group's PEL still holds, and crashes on the next
+			// allocations (a double free in rdbLoadObject's error path).
 			cases, stricter := corruptStreams(t)
-			for name, body := range cases {
+			names := slices.Sorted(maps.Keys(cases))
+			names = append(slices.DeleteFunc(names, func(n string) bool { return n == "id twice" }), "id twice")
+			for _, name := range names {
+				body := cases[name]
 				r := fmt.Sprint(c.do("RESTORE", "bad:"+name, "0", string(AppendFooter(body))))
 				if refused := strings.HasPrefix(r, "-"); refused == stricter[name] {
 					t.Errorf("RESTORE of corrupt stream %q: %s", name, r)
