@@ -7,9 +7,9 @@
 // Redis 7.0 does (Writer); it encodes and decodes DUMP payloads
 // (EncodeDump, DecodeDump) and FUNCTION DUMP payloads (DumpFunctions,
 // ParseFunctions). Values come and go in a neutral representation (Value:
-// a string, a list, a set, a sorted set or a hash), whatever Redis
-// encoding they had; the caller builds its own from it. Streams are not
-// read yet (UnsupportedTypeError), nor Redis 7.2's RDB 11.
+// a string, a list, a set, a sorted set, a hash or a stream), whatever
+// Redis encoding they had; the caller builds its own from it. Redis 7.2's
+// RDB 11 and its types are not read (UnsupportedTypeError).
 //
 // # Lengths
 //
@@ -117,7 +117,9 @@
 //	12 ZSET_ZIPLIST     a ziplist of member, score (as text or integer), ...
 //	13 HASH_ZIPLIST     a ziplist of field, value, ...
 //	14 LIST_QUICKLIST   count, then that many ziplists (strings)
-//	15, 19, 21 STREAM   not read yet
+//	15 STREAM_LISTPACKS   a stream (see Streams), Redis 5.0 to 6.2
+//	19 STREAM_LISTPACKS_2 the same with Redis 7.0's counters
+//	21 STREAM_LISTPACKS_3 Redis 7.2: not read
 //	16 HASH_LISTPACK    a string holding a listpack of field, value, ...
 //	17 ZSET_LISTPACK    a listpack of member, score, ... sorted by score
 //	                    then member
@@ -154,6 +156,63 @@
 // package's writer too; a zset listpack score that is an integer (within
 // ±2^62) is stored as one, any other as its %.17g text ("inf", "-inf").
 //
+// # Streams
+//
+// A stream (types 15 and 19) is its entries in listpack nodes, then its
+// counters, then its consumer groups:
+//
+//	count of nodes, then per node:
+//	  master ID   a 16-byte string: ms and seq, 8 bytes each, big-endian
+//	              (streamEncodeID), so that IDs sort as bytes
+//	  listpack    a string holding the node's entries
+//	length        the live entries
+//	last ID       two lengths, ms and seq: the greatest ID ever added
+//	first ID      two lengths (type 19): the first live entry's
+//	max-deleted   two lengths (type 19): the greatest ID deleted
+//	entries-added a length (type 19): entries ever added
+//	count of groups, then per group:
+//	  name, last delivered ID (two lengths),
+//	  entries-read a length (type 19); -1 (stored as 2^64-1) is unknown
+//	  count of pending entries, then per entry its ID (16 raw bytes as
+//	  above), the last delivery time (8 bytes little-endian, Unix ms) and
+//	  the delivery count (a length)
+//	  count of consumers, then per consumer its name, the seen time (8
+//	  bytes little-endian, Unix ms), a count and that many 16-byte IDs:
+//	  its pending entries, each also in the group's
+//
+// A node's listpack starts with its master entry: the count of live
+// entries, the count of deleted ones, the number of master fields, the
+// field names, and 0. Each entry (deleted ones too, in ID order) follows:
+//
+//	flags        1 DELETED, 2 SAMEFIELDS (its fields are the master's)
+//	ms, seq      the differences from the master ID (wrapping, signed)
+//	[num-fields, field, value, ...]   without SAMEFIELDS
+//	[value, ...]                      with SAMEFIELDS, one per master field
+//	lp-count     the elements before it: 3 + num-fields, plus num-fields
+//	             and 1 without SAMEFIELDS, to walk the node backwards
+//
+// Every element but the names and values is an integer (Redis accepts
+// one in a string entry too). The master ID is the ID of the first entry
+// added to the node, so no entry is before it; deleted entries keep their
+// place until the node empties, and an empty node is removed.
+//
+// Redis makes a node when the stream has none, or the last node's bytes
+// plus the new entry's field and value bytes reach stream-node-max-bytes
+// (4096; 0 means 1 GB), or it holds stream-node-max-entries entries (100,
+// deleted included; 0 means no limit). A SAVE writes the nodes as they
+// are, deleted entries and all.
+//
+// Redis 7.0 loading a type 15 stream sets entries-added to the length,
+// max-deleted to 0-0 and the first ID to the first live entry's (the
+// maximal ID 2^64-1-2^64-1 for none), and estimates each group's
+// entries-read from its last ID (streamEstimateDistanceFromFirstEverEntry):
+// 0 when nothing was ever added; entries-added at the stream's last ID (in
+// an empty stream, at or before it); -1 after it; when no deletion is
+// known past the first entry (max-deleted 0-0 or before the first ID),
+// entries-added - length before the first entry and one more at it; else
+// -1. The reader does the same. Empty streams are values: they are kept,
+// not skipped.
+//
 // # Reading rules
 //
 // Read takes an io.Reader and Parse a []byte; both report the same and
@@ -164,9 +223,25 @@
 // sizes, counts, terminators, backlens and prevlens must agree, intsets
 // must be sorted; sets, hashes and sorted sets must not repeat a member
 // (ErrDuplicate), and scores must not be NaN (ErrNaNScore). Empty
-// collections are skipped, as Redis skips them (Summary.Empty). Malformed
-// input is an *Error with the offset of the item; nothing panics. Trailing
-// bytes after EOF and its checksum are ignored, as Redis ignores them.
+// collections are skipped, as Redis skips them (Summary.Empty); empty
+// streams are not. Malformed input is an *Error with the offset of the
+// item; nothing panics. Trailing bytes after EOF and its checksum are
+// ignored, as Redis ignores them.
+//
+// A stream is checked as Redis 7.0's loader checks it with deep
+// sanitization, and further (ErrBadStream): node keys are 16 bytes and
+// distinct, no listpack is empty (a node of no entries, only a master
+// entry, loads, as in Redis), every node's structure is walked to its end
+// (integers where integers belong, the master entry's terminating 0,
+// lp-counts, the live and deleted counts); groups, consumers and a group's
+// pending entries must not repeat, a consumer's pending IDs must be in its
+// group's PEL, and every pending entry must have a consumer. Beyond Redis,
+// the live count and the length must match the entries, IDs must ascend
+// within and across nodes from each master ID, the last ID must not be
+// before the last entry, and no entry may be pending for two consumers.
+// Nodes are taken in master-ID order, pending entries in ID order, as
+// Redis's radix trees keep them; groups and consumers in the file's order
+// (Redis writes them by name).
 //
 // # Writing rules
 //
@@ -183,11 +258,15 @@
 // most set-max-intset-entries, else SET; a hash is HASH_LISTPACK within
 // hash-max-listpack-entries and -value (field and value lengths), else
 // HASH; a sorted set ZSET_LISTPACK within zset-max-listpack-entries and
-// -value, else ZSET_2. Strings are integer-encoded and LZF-compressed as
+// -value, else ZSET_2; a stream is STREAM_LISTPACKS_2 with its nodes
+// filled as XADD fills them under stream-node-max-bytes and -entries
+// (Options.StreamNodeMaxBytes, StreamNodeMaxEntries), no deleted entries,
+// groups, consumers and PELs in Redis's order. Strings are integer-encoded and LZF-compressed as
 // AppendString says (Options.Compress: rdbcompression). Without
 // compression, a DUMP payload from EncodeDump is byte-equal to Redis's
 // for every encoding whose order is fixed (all but SET and HASH, which
-// follow Redis's hash table order); this package's LZF is valid but
+// follow Redis's hash table order, and streams with deleted entries,
+// which Redis keeps in its nodes); this package's LZF is valid but
 // finds other matches than Redis's.
 //
 // # Functions

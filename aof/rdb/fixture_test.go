@@ -119,6 +119,9 @@ func canon(v Value) Value {
 }
 
 func valuesEqual(a, b Value) bool {
+	if a.Kind == KindStream || b.Kind == KindStream {
+		return a.Kind == b.Kind && streamsEqual(a.Strm, b.Strm)
+	}
 	a, b = canon(a), canon(b)
 	if a.Kind != b.Kind || !bytes.Equal(a.Str, b.Str) || len(a.Items) != len(b.Items) || len(a.ZSet) != len(b.ZSet) || len(a.Hash) != len(b.Hash) {
 		return false
@@ -142,6 +145,9 @@ func valuesEqual(a, b Value) bool {
 }
 
 func describe(v Value) string {
+	if v.Kind == KindStream {
+		return describeStream(v.Strm)
+	}
 	v = canon(v)
 	s := fmt.Sprintf("%s[%d]", v.Kind, v.Len())
 	if v.Len() > 8 {

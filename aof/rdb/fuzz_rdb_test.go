@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"runtime/metrics"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,16 @@ func FuzzReadRDB(f *testing.F) {
 	}
 	f.Add(file(10, AppendLen(rawStr([]byte{TypeList}, "k"), 1<<62)))
 	f.Add([]byte{TypeListQuicklist2, 1, 'k', 1, 2, 0x0b, 0x0b, 0, 0, 0, 1, 0, 0x81, 'a', 2, 0xff})
+	// Streams: as values (the DUMP path), in files, of RDB 9 too.
+	for _, n := range []int{0, 4, 12} {
+		v := streamValue(testStream(n))
+		b, _ := AppendValue(nil, &v, Options{StreamNodeMaxEntries: 5})
+		f.Add(b)
+	}
+	f.Add(writeFixture(f, DefaultOptions(), []fixtureKey{{key: "s", v: streamValue(testStream(6)), expireMS: -1}}))
+	f.Add(streamBody(TypeStreamListpacks, [][2][]byte{{idKey(100, 5),
+		lpOf("2", "1", "2", "a", "b", "0", "2", "0", "0", "1", "2", "5", "3", "0", "1", "x", "y", "5", "0", "1", "-5", "1", "c", "3", "6")}},
+		lens(2, 101, 0, 1), AppendString(nil, []byte("g"), false), lens(100, 5, 0, 0)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		framed := file(10, data)
 		for _, in := range [][]byte{data, framed} {
@@ -87,4 +98,29 @@ func allocated() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// FuzzStreamNode: stream nodes made of any elements (the input split at
+// commas into listpack entries) never panic the node parser, and the
+// entries of one it accepts survive the writer and the reader.
+func FuzzStreamNode(f *testing.F) {
+	f.Add("2,1,2,a,b,0,2,0,0,1,2,5,3,0,1,x,y,5,0,1,-5,2,c,3,d,4,8")
+	f.Add("1,0,1,f,0,2,0,0,v,4")
+	f.Add("0,0,1,f,0")
+	f.Add("1,0,0,0,0,0,0,0,4,3")
+	f.Fuzz(func(t *testing.T, in string) {
+		nd, err := parseStreamNode(StreamID{100, 5}, lpOf(strings.Split(in, ",")...))
+		if err != nil || len(nd.entries) == 0 {
+			return
+		}
+		s := &Stream{Entries: nd.entries, LastID: nd.last, FirstID: nd.entries[0].ID, EntriesAdded: int64(len(nd.entries))}
+		v := Value{Kind: KindStream, Strm: s}
+		p, err := EncodeDump(&v, Options{StreamNodeMaxEntries: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := DecodeDump(p); err != nil || !valuesEqual(again, v) {
+			t.Fatalf("round trip: %v\n%s\n%s", err, describe(again), describe(v))
+		}
+	})
 }

@@ -24,7 +24,7 @@ type Summary struct {
 	Checksum uint64 // the CRC64 in the file (0: none or disabled)
 	Checked  bool   // the checksum was verified
 	Keys     int    // keys handed to Handler.Key
-	Empty    int    // empty collections skipped, as Redis skips them
+	Empty    int    // empty collections skipped, as Redis skips them (never streams)
 }
 
 // Read parses a whole RDB file, versions 1 to Version, from r.
@@ -190,7 +190,7 @@ func read(d *decoder, h *Handler) (*Summary, error) {
 			if err != nil {
 				return fail(err)
 			}
-			if v.Len() == 0 {
+			if v.empty() {
 				s.Empty++
 			} else {
 				e.Key, e.Value = key, v
@@ -373,6 +373,13 @@ func readValue(d *decoder, t byte) (Value, error) {
 			return v, err
 		}
 		return blobValue(t, blob)
+	case TypeStreamListpacks, TypeStreamListpacks2:
+		st, err := readStream(d, t)
+		v.Kind, v.Strm = KindStream, st
+		if err != nil {
+			v.Strm = nil
+		}
+		return v, err
 	case TypeModulePreGA, TypeModule2:
 		id, err := d.length()
 		if err != nil {

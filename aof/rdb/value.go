@@ -148,10 +148,17 @@ func (v *Value) Len() int {
 	case KindHash:
 		return len(v.Hash)
 	case KindStream:
+		if v.Strm == nil {
+			return 0
+		}
 		return len(v.Strm.Entries)
 	}
 	return 1
 }
+
+// empty reports a collection Redis would not load: streams are kept even
+// without entries (their IDs, counters and groups are state).
+func (v *Value) empty() bool { return v.Kind != KindStream && v.Len() == 0 }
 
 // StreamID is a stream entry ID.
 type StreamID struct{ Ms, Seq uint64 }
@@ -167,9 +174,16 @@ type StreamEntry struct {
 // _2). Entries are the live entries in ID order; deleted ones are not kept.
 // Fields Redis 7.0 added (FirstID, MaxDeletedID, EntriesAdded, a group's
 // EntriesRead) read from an RDB 9 file (type 15) are derived as Redis does
-// when it loads one: EntriesAdded = Length, FirstID the first entry's ID,
-// MaxDeletedID 0-0, EntriesRead -1 unless the group is at the stream's start
-// or end (streamEstimateDistanceFromFirstEverEntry).
+// when it loads one: EntriesAdded = Length, FirstID the first entry's ID
+// (the maximal ID when there is none), MaxDeletedID 0-0, EntriesRead -1
+// unless the group is at the stream's start or end
+// (streamEstimateDistanceFromFirstEverEntry). A stream without entries is
+// a value all the same (groups, IDs, counters).
+//
+// The writer expects what the reader guarantees (entries in ascending ID
+// order up to LastID, each with field and value pairs; distinct group and
+// consumer names; each pending ID of a group in its Pending and pending for
+// exactly one consumer); it orders groups, consumers and PELs itself.
 type Stream struct {
 	Entries      []StreamEntry
 	LastID       StreamID
@@ -224,8 +238,8 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("rdb: at offset %d: %v", e.Offset, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
 
-// UnsupportedTypeError is a value type this package cannot read yet
-// (streams) or does not know.
+// UnsupportedTypeError is a value type this package cannot read (Redis
+// 7.2's) or does not know.
 type UnsupportedTypeError struct{ Type byte }
 
 func (e *UnsupportedTypeError) Error() string {

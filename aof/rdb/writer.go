@@ -27,6 +27,13 @@ type Options struct {
 	// most entries of a quicklist node; -1 to -5, a node's most bytes,
 	// 4, 8, 16, 32 or 64 KB.
 	ListMaxListpackSize int
+	// StreamNodeMaxBytes is stream-node-max-bytes (4096): a stream node
+	// takes no entry that would bring it to this size (0: no limit but
+	// Redis's 1 GB).
+	StreamNodeMaxBytes int
+	// StreamNodeMaxEntries is stream-node-max-entries (100): the most
+	// entries of a stream node (0: no limit).
+	StreamNodeMaxEntries int
 }
 
 // DefaultOptions are Redis 7.0's defaults.
@@ -36,6 +43,7 @@ func DefaultOptions() Options {
 		HashMaxListpackEntries: 512, HashMaxListpackValue: 64,
 		ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64,
 		SetMaxIntsetEntries: 512, ListMaxListpackSize: -2,
+		StreamNodeMaxBytes: 4096, StreamNodeMaxEntries: 100,
 	}
 }
 
@@ -192,7 +200,7 @@ func DecodeDump(payload []byte) (Value, error) {
 		return Value{}, &Error{Err: err}
 	}
 	v, err := readValue(d, t)
-	if err == nil && v.Len() == 0 {
+	if err == nil && v.empty() {
 		err = ErrEmptyValue
 	}
 	if err != nil {
@@ -287,6 +295,12 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 			dst = AppendString(AppendString(dst, f.Field, c), f.Value, c)
 		}
 		return TypeHash, dst, nil
+	case KindStream:
+		if v.Strm == nil {
+			return 0, dst, errors.New("rdb: stream value without a Stream")
+		}
+		b, err := appendStream(dst, v.Strm, o)
+		return TypeStreamListpacks2, b, err
 	}
 	return 0, dst, errors.New("rdb: unknown value kind " + v.Kind.String())
 }
