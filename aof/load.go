@@ -1,9 +1,11 @@
 package aof
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
@@ -225,7 +227,17 @@ func (l *Log) loadFile(name string, emit func([][]byte) error, progress func(int
 	}
 	size := fi.Size()
 	if isRDB(f, size) {
-		return scanResult{}, fmt.Errorf("aof: %s is in RDB format (aof-use-rdb-preamble yes): redshard loads RESP files only; rewrite the AOF with aof-use-rdb-preamble no in redis-server", name)
+		if l.rdbBase == nil {
+			return scanResult{}, fmt.Errorf("aof: %s is in RDB format (aof-use-rdb-preamble yes) and this load takes RESP files only", name)
+		}
+		// An RDB base as Redis 7 writes it (aof-use-rdb-preamble yes): the
+		// RDB and nothing after it. (A Redis 4-6 single-file AOF may hold
+		// commands after its RDB preamble; they are not read.)
+		if err := l.rdbBase(bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10)); err != nil {
+			return scanResult{}, fmt.Errorf("aof: Bad file format reading the append only file %s (RDB base): %w", name, err)
+		}
+		progress(size)
+		return scanResult{Size: size, GoodUpTo: size}, nil
 	}
 	res, err := scanFile(f, size, emit, progress)
 	if err != nil {
@@ -237,6 +249,10 @@ func (l *Log) loadFile(name string, emit func([][]byte) error, progress func(int
 	}
 	return res, nil
 }
+
+// SetRDBLoader makes Load and Reload read a file in RDB format (an RDB
+// base) with fn, in its place among the files; call it before Load.
+func (l *Log) SetRDBLoader(fn func(r io.Reader) error) { l.rdbBase = fn }
 
 // isRDB reports whether the file starts with the RDB signature, as
 // Redis's loader checks for an RDB base or preamble.

@@ -3,6 +3,7 @@ package aof
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,6 +78,9 @@ type Log struct {
 	// replays them. Set by Open, read by Load.
 	loadFiles []ManifestEntry
 	loaded    bool
+	// rdbBase reads a file in RDB format (an RDB base, Redis's
+	// aof-use-rdb-preamble yes); nil refuses one (SetRDBLoader).
+	rdbBase func(r io.Reader) error
 
 	// mu guards the submission queue and the error state; producers take
 	// it once per batch, the writer once per drain.

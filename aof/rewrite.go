@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/redshard/redshard/aof/rdb"
 )
 
 // Rewrite without fork.
@@ -50,14 +53,17 @@ type Rewrite struct {
 	appendMu sync.Mutex  // guards main
 	main     *BaseWriter // used by Rewrite.Append
 
-	mu       sync.Mutex // guards the fields below
-	cond     *sync.Cond
-	chunks   [][]byte
-	pending  int64
-	sealed   bool
-	err      error
-	size     int64 // bytes written to the temp file
-	state    int   // rwActive, rwEnding, rwDone
+	mu      sync.Mutex // guards the fields below
+	cond    *sync.Cond
+	chunks  [][]byte
+	pending int64
+	sealed  bool
+	err     error
+	size    int64 // bytes written to the temp file
+	state   int   // rwActive, rwEnding, rwDone
+	// rdbw writes an RDB base (UseRDB): the chunks are rdb.ChunkWriter
+	// runs of keys, and the file ends with EOF and the CRC64.
+	rdbw     *rdb.Writer
 	bgDone   chan struct{}
 	finished chan struct{}
 }
@@ -127,6 +133,59 @@ func (l *Log) StartRewrite() (*Rewrite, error) {
 	l.o.Logf(LogNotice, "Background append only file rewriting started")
 	go r.bg()
 	return r, nil
+}
+
+// UseRDB makes the base an RDB file (aof-use-rdb-preamble yes), as Redis 7
+// writes it: aux fields with aof-base 1, the function libraries, then the
+// keys handed over with Hand. Call it right after StartRewrite, before any
+// chunk.
+func (r *Rewrite) UseRDB(opts rdb.Options, h rdb.Header, functions []string) error {
+	h.AOFBase = true
+	w, err := rdb.NewWriter(rewriteTmp{r}, opts, h)
+	if err == nil {
+		for _, code := range functions {
+			if err = w.Function(code); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("aof: writing the AOF rewrite temp file: %w", err)
+	}
+	r.mu.Lock()
+	r.rdbw = w
+	r.mu.Unlock()
+	return nil
+}
+
+// rewriteTmp is the temp file as an RDB base's writer sees it.
+type rewriteTmp struct{ r *Rewrite }
+
+func (t rewriteTmp) Write(b []byte) (int, error) {
+	n, err := t.r.tmp.Write(b)
+	t.r.mu.Lock()
+	t.r.size += int64(n)
+	t.r.mu.Unlock()
+	return n, err
+}
+
+// Fail makes Finish fail with err (a key could not be serialized).
+func (r *Rewrite) Fail(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+}
+
+// Hand queues a chunk of an RDB base (rdb.ChunkWriter's); the rewrite owns
+// it.
+func (r *Rewrite) Hand(chunk []byte) {
+	r.mu.Lock()
+	r.chunks = append(r.chunks, chunk)
+	r.pending += int64(len(chunk))
+	r.mu.Unlock()
+	r.cond.Signal()
 }
 
 // Cut returns the sequence number of the last batch the image must
@@ -210,8 +269,21 @@ func (r *Rewrite) bg() {
 		r.chunks[0] = nil
 		r.chunks = r.chunks[1:]
 		failed := r.err != nil
+		rw := r.rdbw
 		r.mu.Unlock()
 		var err error
+		if rw != nil {
+			if !failed {
+				err = rw.Raw(c) // counts its bytes itself (rewriteTmp)
+			}
+			r.mu.Lock()
+			r.pending -= int64(len(c))
+			if err != nil && r.err == nil {
+				r.err = fmt.Errorf("aof: writing the AOF rewrite temp file: %w", err)
+			}
+			r.mu.Unlock()
+			continue
+		}
 		if !failed && r.size == 0 && r.l.timestamps.Load() {
 			// The base starts with a timestamp, as Redis's rewrite writes.
 			ts := appendTimestamp(nil, time.Now().Unix())
@@ -304,7 +376,15 @@ func (r *Rewrite) finish() error {
 	l := r.l
 	r.seal()
 	r.mu.Lock()
-	err, size := r.err, r.size
+	err := r.err
+	r.mu.Unlock()
+	if err == nil && r.rdbw != nil {
+		if err = r.rdbw.Close(); err != nil {
+			err = fmt.Errorf("aof: writing the AOF rewrite temp file: %w", err)
+		}
+	}
+	r.mu.Lock()
+	size := r.size
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -333,7 +413,11 @@ func (r *Rewrite) finish() error {
 	defer l.manifestMu.Unlock()
 	m := l.manifest.clone()
 	m.BaseSeq++
-	base := ManifestEntry{Name: baseName(l.o.FileName, m.BaseSeq), Seq: m.BaseSeq, Type: typeBase}
+	name := baseName(l.o.FileName, m.BaseSeq)
+	if r.rdbw != nil {
+		name = strings.TrimSuffix(name, aofSuffix) + rdbSuffix
+	}
+	base := ManifestEntry{Name: name, Seq: m.BaseSeq, Type: typeBase}
 	if err := l.fs.Rename(r.tmpPath, l.path(base.Name)); err != nil {
 		return fmt.Errorf("aof: rename the AOF rewrite temp file to %s: %w", base.Name, err)
 	}

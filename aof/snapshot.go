@@ -189,6 +189,15 @@ func (s *Snapshot) Finish() error {
 	return nil
 }
 
+// Fail makes Finish fail with err (a key could not be serialized).
+func (s *Snapshot) Fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
 // Abort stops the snapshot and removes the temp file.
 func (s *Snapshot) Abort() {
 	s.seal()

@@ -402,13 +402,9 @@ func cfgBuildTable() []*cfgOption {
 		cfgBoolOpt("no-appendfsync-on-rewrite", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.noAppendfsyncOnRewrite }),
 		cfgBoolOpt("rdb-save-incremental-fsync", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.rdbSaveIncrementalFsync }),
 		cfgBoolOpt("aof-load-truncated", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.aofLoadTruncated }),
-		// aof-use-rdb-preamble reads what is done: redshard writes RESP
-		// bases (RDB bases come with the RDB codec), so it reads "no"
-		// whatever was set. "yes" is accepted, as stock redis.conf files
-		// and Redis's own tests set it.
-		cfgSpecialOpt("aof-use-rdb-preamble", cfgMutable, "no", cfgSetRDBPreamble,
-			func(*Config) string { return "no" },
-			func(c *Config, o *cfgOption, rw *cfgRewriteState) { rw.rewriteLine(o.name, o.name+" no", false) }),
+		// aof-use-rdb-preamble: an AOF rewrite writes an RDB base (yes, as
+		// Redis 7 does) or a RESP one (no). Bases of either kind load.
+		cfgBoolOpt("aof-use-rdb-preamble", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.aofUseRDBPreamble }),
 		cfgBoolOpt("aof-timestamp-enabled", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.aofTimestampEnabled }),
 		cfgBoolOpt("appendonly", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.appendOnly }),
 		cfgBoolOpt("crash-log-enabled", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.crashLogEnabled }),
@@ -1190,21 +1186,6 @@ func cfgRewriteNotify(c *Config, o *cfgOption, rw *cfgRewriteState) {
 	rw.rewriteLine(o.name, o.name+" "+cfgRepr(cfgNotifyFlagsString(flags)), flags != 0)
 }
 
-func cfgSetRDBPreamble(c *Config, args []string, _ *cfgLoadState) string {
-	if len(args) != 1 {
-		return "wrong number of arguments"
-	}
-	switch cfgLower(args[0]) {
-	case "yes":
-		c.aofUseRDBPreamble.Store(true)
-	case "no":
-		c.aofUseRDBPreamble.Store(false)
-	default:
-		return "argument must be 'yes' or 'no'"
-	}
-	return ""
-}
-
 func cfgSetBind(c *Config, args []string, _ *cfgLoadState) string {
 	if len(args) > cfgBindAddrMax {
 		return "Too many bind addresses specified."
@@ -1838,6 +1819,7 @@ func (c *Config) AutoAOFRewritePercentage() int64  { return c.autoAOFRewritePerc
 func (c *Config) AutoAOFRewriteMinSize() int64     { return c.autoAOFRewriteMinSize.Load() }
 func (c *Config) NoAppendfsyncOnRewrite() bool     { return c.noAppendfsyncOnRewrite.Load() }
 func (c *Config) RDBCompression() bool             { return c.rdbCompression.Load() }
+func (c *Config) AOFUseRDBPreamble() bool          { return c.aofUseRDBPreamble.Load() }
 func (c *Config) RDBChecksum() bool                { return c.rdbChecksum.Load() }
 func (c *Config) StopWritesOnBgsaveError() bool    { return c.stopWritesOnBgsaveError.Load() }
 

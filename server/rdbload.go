@@ -12,8 +12,10 @@ package server
 // compiled once, at the end.
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -28,8 +30,8 @@ type rdbLoadResult struct {
 	loaded, expired int64
 }
 
-// loadRDB loads the RDB file at path into shards (owned by the caller).
-// A missing file is no error: found is false.
+// loadRDB loads the RDB file at path into shards (owned by the caller),
+// function libraries included. A missing file is no error: found is false.
 func (srv *Server) loadRDB(shards []*shard.Shard, path string) (res rdbLoadResult, found bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,6 +41,16 @@ func (srv *Server) loadRDB(shards []*shard.Shard, path string) (res rdbLoadResul
 		return res, true, err
 	}
 	defer f.Close()
+	var fl funcLoad
+	if res, err = srv.readRDB(shards, bufio.NewReaderSize(f, 256<<10), &fl); err != nil {
+		return res, true, err
+	}
+	return res, true, srv.applyFunctionLoad(&fl)
+}
+
+// readRDB reads an RDB file into shards; its function libraries are added
+// to fl, for the caller to apply.
+func (srv *Server) readRDB(shards []*shard.Shard, r io.Reader, fl *funcLoad) (res rdbLoadResult, err error) {
 	n := len(shards)
 	type batch []rdb.Entry
 	chans := make([]chan batch, n)
@@ -81,7 +93,6 @@ func (srv *Server) loadRDB(shards []*shard.Shard, path string) (res rdbLoadResul
 	}
 	pending := make([]batch, n)
 	now := time.Now().UnixMilli()
-	var fl funcLoad
 	h := &rdb.Handler{
 		Key: func(e *rdb.Entry) error {
 			if e.HasExpire && e.ExpireMS < now {
@@ -102,7 +113,7 @@ func (srv *Server) loadRDB(shards []*shard.Shard, path string) (res rdbLoadResul
 			return nil
 		},
 	}
-	_, rerr := rdb.Read(f, h)
+	_, rerr := rdb.Read(r, h)
 	for i := range chans {
 		if rerr == nil && len(pending[i]) > 0 {
 			chans[i] <- pending[i]
@@ -114,19 +125,14 @@ func (srv *Server) loadRDB(shards []*shard.Shard, path string) (res rdbLoadResul
 		res.loaded += counts[i]
 	}
 	if rerr != nil {
-		return res, true, rerr
+		return res, rerr
 	}
 	for _, e := range errs {
 		if e != nil {
-			return res, true, e
+			return res, e
 		}
 	}
-	if len(fl.order) > 0 {
-		if err := srv.applyFunctionLoad(&fl); err != nil {
-			return res, true, err
-		}
-	}
-	return res, true, nil
+	return res, nil
 }
 
 // loadRDBAtStart loads dump.rdb into new shards and swaps them in with

@@ -20,6 +20,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/aof/rdb"
 )
 
 var persistCommands = []serverCmd{
@@ -104,7 +105,24 @@ func (srv *Server) startRewrite() error {
 	srv.rw.started.Store(time.Now().UnixMilli())
 	srv.rw.cur.Store(r)
 	srv.rw.remaining.Store(int32(len(srv.loops)))
-	if libs := srv.funcs.list(); len(libs) > 0 {
+	rdbBase := srv.cfg.AOFUseRDBPreamble()
+	if rdbBase {
+		// An RDB base, as Redis 7 writes with aof-use-rdb-preamble yes: the
+		// libraries go in it, the keys as RDB items (snapshot.go's image).
+		var codes []string
+		for _, lib := range srv.funcs.list() {
+			codes = append(codes, lib.code)
+		}
+		h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate()}
+		if err := r.UseRDB(srv.rdbOptions(), h, codes); err != nil {
+			srv.rw.cur.Store(nil)
+			r.Abort()
+			srv.rw.active.Store(false)
+			srv.rw.lastOK.Store(false)
+			srv.rw.failures.Add(1)
+			return errors.New("ERR Background append only file rewriting error: " + err.Error())
+		}
+	} else if libs := srv.funcs.list(); len(libs) > 0 {
 		// The libraries first, one FUNCTION LOAD each, as Redis's
 		// rewriteFunctions writes them (functions.go).
 		w := r.NewWriter()
@@ -114,18 +132,24 @@ func (srv *Server) startRewrite() error {
 		w.Flush()
 	}
 	for _, l := range srv.loops {
-		l.startRewrite(r)
+		l.startRewrite(r, rdbBase)
 	}
 	return nil
 }
 
 // startRewrite runs while every loop is parked: it starts the shard's image
 // and queues the loop's first step.
-func (l *Loop) startRewrite(r *aof.Rewrite) {
-	w := r.NewWriter()
-	l.rwWriter = w
+func (l *Loop) startRewrite(r *aof.Rewrite, rdbBase bool) {
 	l.rwJob = r
-	l.sh.StartRewrite(func(db int, argv [][]byte) { w.Append(db, argv) })
+	if rdbBase {
+		cw := rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, r.Hand)
+		l.rwChunks = cw
+		l.sh.StartImage(imageKey(cw))
+	} else {
+		w := r.NewWriter()
+		l.rwWriter = w
+		l.sh.StartRewrite(func(db int, argv [][]byte) { w.Append(db, argv) })
+	}
 	if l.rwStep == nil {
 		l.rwStep = gnet.RunnableFunc(func(context.Context) error {
 			l.rewriteStep()
@@ -174,9 +198,16 @@ func (l *Loop) rewriteStep() {
 		l.snapStepDone() // a BGSAVE's image (snapshot.go)
 		return
 	}
-	l.rwWriter.Flush()
+	if l.rwChunks != nil {
+		l.rwChunks.Flush()
+		if err := l.rwChunks.Err(); err != nil {
+			l.rwJob.Fail(err)
+		}
+	} else {
+		l.rwWriter.Flush()
+	}
 	r := l.rwJob
-	l.rwWriter, l.rwJob = nil, nil
+	l.rwWriter, l.rwChunks, l.rwJob = nil, nil, nil
 	srv := l.srv
 	if srv.rw.remaining.Add(-1) == 0 {
 		go srv.finishRewrite(r)
@@ -301,7 +332,7 @@ func (srv *Server) abortRewrite() bool {
 	for _, l := range srv.loops {
 		if l.rwJob == r {
 			l.sh.AbortRewrite()
-			l.rwWriter, l.rwJob = nil, nil
+			l.rwWriter, l.rwChunks, l.rwJob = nil, nil, nil
 		}
 	}
 	r.Abort()

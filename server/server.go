@@ -20,6 +20,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/aof/rdb"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
@@ -121,7 +122,8 @@ type Loop struct {
 	obs   loopObs    // slowlog ring, latency histograms (obs.go)
 
 	p         loopPersist
-	rwWriter  *aof.BaseWriter // this shard's part of a rewrite in progress
+	rwWriter  *aof.BaseWriter  // this shard's part of a rewrite in progress (RESP base)
+	rwChunks  *rdb.ChunkWriter // or of an RDB base (aof-use-rdb-preamble yes)
 	rwJob     *aof.Rewrite
 	snap      *loopSnap    // this shard's part of a BGSAVE in progress (snapshot.go)
 	dirtyPub  atomic.Int64 // stats.dirty as of the last cron, for the save schedule

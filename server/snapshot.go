@@ -153,6 +153,8 @@ func (srv *Server) rdbOptions() rdb.Options {
 	o.ZSetMaxListpackValue = int(t.ZsetMaxListpackValue.Load())
 	o.SetMaxIntsetEntries = int(t.SetMaxIntsetEntries.Load())
 	o.ListMaxListpackSize = int(t.ListMaxListpackSize.Load())
+	o.StreamNodeMaxBytes = int(t.StreamNodeMaxBytes.Load())
+	o.StreamNodeMaxEntries = int(t.StreamNodeMaxEntries.Load())
 	return o
 }
 
@@ -179,17 +181,16 @@ func (srv *Server) dirtyNow() int64 {
 	return n
 }
 
-// imageKey is the StartImage callback that serializes a key into cw.
-func imageKey(cw *rdb.ChunkWriter, errp *error) func(db *shard.DB, slot int32) {
+// imageKey is the StartImage callback that serializes a key into cw (a
+// key that cannot be written is cw.Err(), which fails the file).
+func imageKey(cw *rdb.ChunkWriter) func(db *shard.DB, slot int32) {
 	return func(db *shard.DB, slot int32) {
 		v := db.RDBValue(slot)
 		exp := db.Expiry(slot)
 		if exp == 0 {
 			exp = -1
 		}
-		if err := cw.Key(db.ID, db.Key(slot), exp, &v); err != nil && *errp == nil {
-			*errp = err
-		}
+		_ = cw.Key(db.ID, db.Key(slot), exp, &v)
 	}
 }
 
@@ -225,8 +226,7 @@ func (l *Loop) startSnap(s *aof.Snapshot) {
 	js := &loopSnap{s: s}
 	js.cw = rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, s.Hand)
 	l.snap = js
-	var keyErr error
-	l.sh.StartImage(imageKey(js.cw, &keyErr))
+	l.sh.StartImage(imageKey(js.cw))
 	if l.rwStep == nil {
 		l.rwStep = gnet.RunnableFunc(func(context.Context) error {
 			l.rewriteStep()
@@ -242,6 +242,9 @@ func (l *Loop) snapStepDone() {
 	js := l.snap
 	l.snap = nil
 	js.cw.Flush()
+	if err := js.cw.Err(); err != nil {
+		js.s.Fail(err)
+	}
 	srv := l.srv
 	if srv.save.cur.Load() == js.s && srv.save.remaining.Add(-1) == 0 {
 		go srv.finishSnapshot(js.s)
@@ -323,17 +326,17 @@ func (srv *Server) saveParked() error {
 		return err
 	}
 	dirty := srv.dirtyNow()
-	var keyErr error
 	cw := rdb.NewChunkWriter(srv.rdbOptions(), snapChunk, s.Hand)
 	for _, sh := range srv.shards {
-		sh.StartImage(imageKey(cw, &keyErr))
+		sh.StartImage(imageKey(cw))
 		sh.RewriteAll()
 		cw.Flush()
 	}
-	if keyErr != nil {
+	if err := cw.Err(); err != nil {
 		s.Abort()
-		srv.log.Warningf("Write error saving DB on disk: %v", keyErr)
-		return keyErr
+		srv.save.failed.Store(true)
+		srv.log.Warningf("Write error saving DB on disk: %v", err)
+		return err
 	}
 	if err := s.Finish(); err != nil {
 		srv.save.failed.Store(true)

@@ -32,7 +32,6 @@ var errDuplicate = errors.New("duplicate member")
 
 // RDBValue returns a key's value in neutral form. Its slices alias the
 // keyspace (integer set members excepted): use it before the key changes.
-// A stream comes back as KindStream with a nil Strm (not converted yet).
 func (db *DB) RDBValue(slot int32) rdb.Value {
 	switch db.Type(slot) {
 	case TypeString:
@@ -86,7 +85,7 @@ func (db *DB) RDBValue(slot int32) rdb.Value {
 		})
 		return rdb.Value{Kind: rdb.KindHash, Hash: hs}
 	}
-	return rdb.Value{Kind: rdb.KindStream}
+	return rdb.Value{Kind: rdb.KindStream, Strm: streamToRDB(db.Obj(slot).(*streamObj))}
 }
 
 // RDBOptions returns the writer options under which the codec writes a
@@ -264,7 +263,8 @@ func (db *DB) objectFromValue(v *rdb.Value) (typ, enc uint8, obj Object, err err
 		t.chain = t.longestChain()
 		return TypeHash, h.Encoding(), h, nil
 	case rdb.KindStream:
-		return 0, 0, nil, ErrStreamRDB
+		s, err := streamFromRDB(cfg, v.Strm) // stream_rdb.go
+		return TypeStream, EncStream, s, err
 	}
 	return 0, 0, nil, errors.New("unknown value kind")
 }
@@ -284,11 +284,8 @@ func (db *DB) BuildValue(v *rdb.Value) (Built, error) {
 	if v.Kind == rdb.KindString {
 		return Built{str: v.Str, typ: TypeString}, nil
 	}
-	if v.Kind == rdb.KindStream {
-		return Built{}, ErrStreamRDB
-	}
-	if v.Len() == 0 {
-		return Built{}, rdb.ErrEmptyValue
+	if v.Kind == rdb.KindStream && v.Strm == nil || v.Kind != rdb.KindStream && v.Len() == 0 {
+		return Built{}, rdb.ErrEmptyValue // (a stream may be empty)
 	}
 	typ, enc, obj, err := db.objectFromValue(v)
 	if err != nil {

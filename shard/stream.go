@@ -891,4 +891,3 @@ func cmdXread(c *Ctx, argv [][]byte) {
 	}
 	c.NullArray()
 }
-

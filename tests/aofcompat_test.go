@@ -165,15 +165,67 @@ func testAOFRewriteStopped(t *testing.T, shards string) {
 	}
 }
 
-func TestAOFUseRDBPreambleReadsWhatIsDone(t *testing.T) {
-	s := startServer(t, "--aof-use-rdb-preamble", "yes")
+// TestAOFRDBPreambleBothWays: with aof-use-rdb-preamble yes a rewrite
+// writes an RDB base (appendonly.aof.N.base.rdb) that redshard reloads
+// (DEBUG LOADAOF, a restart) and redis-server 7.0 loads with the same DEBUG
+// DIGEST; with no, a RESP base, loaded the same.
+func TestAOFRDBPreambleBothWays(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--appendonly", "yes", "--aof-use-rdb-preamble", "yes", "--enable-debug-command", "yes", "--shards", "4"}
+	s := startServerIn(t, dir, args...)
 	p := mustDialP(t, s.Addr)
-	defer p.close()
-	if r := p.mustDo(t, "CONFIG", "GET", "aof-use-rdb-preamble"); r.String() != `["aof-use-rdb-preamble" "no"]` {
-		t.Errorf("CONFIG GET aof-use-rdb-preamble = %s, want no (redshard writes RESP bases)", r)
+	p.mustDo(t, "DEBUG", "POPULATE", "3000")
+	p.mustDo(t, "RPUSH", "l", "a", "b", "1", "2")
+	p.mustDo(t, "ZADD", "z", "1", "a", "2.5", "b", "inf", "c")
+	p.mustDo(t, "HSET", "h", "f", "v", "g", "1")
+	p.mustDo(t, "SADD", "s", "1", "2", "x")
+	p.mustDo(t, "SET", "ttl", "v", "PX", "1000000")
+	p.mustDo(t, "XADD", "st", "1-1", "f", "v")
+	p.mustDo(t, "FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('f1', function() return 1 end)")
+	if r := p.mustDo(t, "CONFIG", "GET", "aof-use-rdb-preamble"); r.String() != `["aof-use-rdb-preamble" "yes"]` {
+		t.Errorf("CONFIG GET aof-use-rdb-preamble = %s", r)
 	}
-	p.mustDo(t, "CONFIG", "SET", "aof-use-rdb-preamble", "yes")
-	if r := p.mustDo(t, "CONFIG", "SET", "aof-use-rdb-preamble", "maybe"); !strings.Contains(r.s, "argument must be 'yes' or 'no'") {
+	p.mustDo(t, "BGREWRITEAOF")
+	waitRewrite(t, p)
+	p.mustDo(t, "SET", "after", "rewrite")
+	want := p.mustDo(t, "DEBUG", "DIGEST").s
+	if b := manifestFiles(t, dir)['b']; len(b) != 1 || !strings.HasSuffix(b[0], ".base.rdb") {
+		t.Fatalf("base files %v, want one .base.rdb", b)
+	}
+	digest := func(addr, what string) {
+		t.Helper()
+		q := mustDialP(t, addr)
+		defer q.close()
+		if got := q.mustDo(t, "DEBUG", "DIGEST").s; got != want {
+			t.Errorf("%s: digest %s, want %s", what, got, want)
+		}
+		if r := q.mustDo(t, "FCALL", "f1", "0"); r.n != 1 {
+			t.Errorf("%s: FCALL f1 = %v", what, r)
+		}
+	}
+	p.mustDo(t, "DEBUG", "LOADAOF")
+	digest(s.Addr, "after DEBUG LOADAOF")
+	p.close()
+	s.stop()
+	s = startServerIn(t, dir, args...)
+	digest(s.Addr, "redshard restarted")
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		r := startRedisServer(t, folderCopy(t, dir), "--appendonly", "yes", "--enable-debug-command", "yes")
+		digest(r.Addr, "redis-server on redshard's folder")
+	}
+	// And back to RESP bases.
+	p = mustDialP(t, s.Addr)
+	defer p.close()
+	p.mustDo(t, "CONFIG", "SET", "aof-use-rdb-preamble", "no")
+	p.mustDo(t, "BGREWRITEAOF")
+	waitRewrite(t, p)
+	if b := manifestFiles(t, dir)['b']; len(b) != 1 || !strings.HasSuffix(b[0], ".base.aof") {
+		t.Fatalf("base files %v, want one .base.aof", b)
+	}
+	s.stop()
+	s = startServerIn(t, dir, args...)
+	digest(s.Addr, "redshard restarted on a RESP base")
+	if r := mustDialP(t, s.Addr).mustDo(t, "CONFIG", "SET", "aof-use-rdb-preamble", "maybe"); !strings.Contains(r.s, "argument must be 'yes' or 'no'") {
 		t.Errorf("CONFIG SET aof-use-rdb-preamble maybe = %q", r.s)
 	}
 }

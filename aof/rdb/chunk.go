@@ -1,6 +1,9 @@
 package rdb
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Files written in pieces: a snapshot taken without fork has its keys
 // serialized by several goroutines at once (one per shard), each into
@@ -52,7 +55,12 @@ type ChunkWriter struct {
 	hand func([]byte)
 	buf  []byte
 	db   int
+	err  error
 }
+
+// Err is the first error of a Key (a value the codec cannot write): the
+// file being made is incomplete and must not be used.
+func (c *ChunkWriter) Err() error { return c.err }
 
 // NewChunkWriter makes a ChunkWriter.
 func NewChunkWriter(opts Options, size int, hand func([]byte)) *ChunkWriter {
@@ -70,6 +78,9 @@ func (c *ChunkWriter) Key(db int, key []byte, expireMS int64, v *Value) error {
 	}
 	var err error
 	if c.buf, err = AppendKey(c.buf, key, expireMS, v, &c.opts); err != nil {
+		if c.err == nil {
+			c.err = fmt.Errorf("key '%s': %w", key, err)
+		}
 		return err
 	}
 	if len(c.buf) >= c.size {
