@@ -428,18 +428,29 @@ func (srv *Server) discoverLoops(errc chan error) error {
 		if time.Now().After(deadline) {
 			return errors.New("could not reach every event loop")
 		}
-		c, err := net.DialTimeout(network, addr, time.Second)
-		if err != nil {
+		// As many probes as loops are still unknown, back to back: n
+		// consecutive connections land on n different loops, wherever
+		// round-robin stands (a client connecting meanwhile shifts it, which
+		// one probe at a time paid for with a wait each).
+		dialed := 0
+		for k := found; k < len(srv.loops); k++ {
+			c, err := net.DialTimeout(network, addr, time.Second)
+			if err != nil {
+				break
+			}
+			srv.probes = append(srv.probes, c)
+			_, _ = c.Write([]byte(srv.probeToken))
+			dialed++
+		}
+		if dialed == 0 {
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
-		srv.probes = append(srv.probes, c)
-		_, _ = c.Write([]byte(srv.probeToken))
-		for t := 0; t < 200; t++ {
+		for t := 0; t < 100; t++ {
 			srv.loopMu.Lock()
 			now := len(srv.loopByEL)
 			srv.loopMu.Unlock()
-			if now > found {
+			if now == len(srv.loops) {
 				break
 			}
 			time.Sleep(time.Millisecond)
