@@ -250,10 +250,6 @@ func (l *Log) loadFile(name string, emit func([][]byte) error, progress func(int
 	return res, nil
 }
 
-// SetRDBLoader makes Load and Reload read a file in RDB format (an RDB
-// base) with fn, in its place among the files; call it before Load.
-func (l *Log) SetRDBLoader(fn func(r io.Reader) error) { l.rdbBase = fn }
-
 // isRDB reports whether the file starts with the RDB signature, as
 // Redis's loader checks for an RDB base or preamble.
 func isRDB(f File, size int64) bool {

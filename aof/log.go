@@ -55,8 +55,11 @@ type Options struct {
 	// at most one a second in incremental files and one at the start of
 	// each base (SetTimestamps changes it).
 	Timestamps bool
-	FS         FS                                          // nil: the real file system
-	Logf       func(level int, format string, args ...any) // nil: discard
+	// RDB reads a file in RDB format (an RDB base) where it stands among
+	// the files a load replays; nil refuses one.
+	RDB  func(r io.Reader) error
+	FS   FS                                          // nil: the real file system
+	Logf func(level int, format string, args ...any) // nil: discard
 
 	// Test hooks. syncEvery is the everysec fsync period (1s); retryMin and
 	// retryMax bound the backoff between retries of a failed group (10ms,
@@ -79,7 +82,7 @@ type Log struct {
 	loadFiles []ManifestEntry
 	loaded    bool
 	// rdbBase reads a file in RDB format (an RDB base, Redis's
-	// aof-use-rdb-preamble yes); nil refuses one (SetRDBLoader).
+	// aof-use-rdb-preamble yes): Options.RDB; nil refuses one.
 	rdbBase func(r io.Reader) error
 
 	// mu guards the submission queue and the error state; producers take
@@ -330,6 +333,7 @@ func newLog(o Options) (*Log, error) {
 	}
 	l := &Log{
 		o:        o,
+		rdbBase:  o.RDB,
 		fs:       o.FS,
 		dir:      filepath.Join(o.Dir, o.DirName),
 		wake:     make(chan struct{}, 1),

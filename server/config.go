@@ -404,7 +404,7 @@ func cfgBuildTable() []*cfgOption {
 		cfgBoolOpt("aof-load-truncated", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.aofLoadTruncated }),
 		// aof-use-rdb-preamble: an AOF rewrite writes an RDB base (yes, as
 		// Redis 7 does) or a RESP one (no). Bases of either kind load.
-		cfgBoolOpt("aof-use-rdb-preamble", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.aofUseRDBPreamble }),
+		cfgBoolOpt("aof-use-rdb-preamble", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.aofUseRDBPreamble }),
 		cfgBoolOpt("aof-timestamp-enabled", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.aofTimestampEnabled }),
 		cfgBoolOpt("appendonly", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.appendOnly }),
 		cfgBoolOpt("crash-log-enabled", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.crashLogEnabled }),

@@ -63,7 +63,7 @@ func TestDefaults(t *testing.T) {
 		"appenddirname":                     "appendonlydir",
 		"appendfilename":                    "appendonly.aof",
 		"aof-load-truncated":                "yes",
-		"aof-use-rdb-preamble":              "no",
+		"aof-use-rdb-preamble":              "yes",
 		"aof-timestamp-enabled":             "no",
 		"auto-aof-rewrite-percentage":       "100",
 		"auto-aof-rewrite-min-size":         "67108864",

@@ -1,15 +1,16 @@
 package server
 
 import (
+	"bufio"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 
-	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/aof/rdb"
 	"github.com/redshard/redshard/shard"
 )
@@ -18,74 +19,87 @@ import (
 // to check that a value survives a save and load, and that two data sets
 // are equal.
 //
-// redshard has no RDB: DEBUG RELOAD serializes every shard with the AOF
-// rewrite's image (the commands that recreate each key, shard/rewrite.go),
-// empties the shards and replays the image — the same round trip through a
-// serialized form that Redis's save and load make, choosing encodings anew.
-// It runs with every loop parked and logs nothing: the data set does not
-// change.
+// DEBUG RELOAD is Redis's: the data set is saved to dbfilename (unless
+// NOSAVE), emptied with the function libraries (unless NOFLUSH) and loaded
+// back from the file (MERGE: a key or library already there is replaced,
+// else it is an error). It runs with every loop parked (snapshot.go's
+// saveParked, rdbload.go's readRDB) and logs nothing to the AOF: the data
+// set is the file's.
 
-// debugReload is DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]; the options are
-// accepted, and the reload is always a full one.
+// debugReload is DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE].
 func debugReload(x *Exec, argv [][]byte) {
+	merge, flush, save := false, true, true
 	for _, a := range argv[2:] {
-		if !shard.EqualFold(a, "merge") && !shard.EqualFold(a, "noflush") && !shard.EqualFold(a, "nosave") {
+		switch {
+		case shard.EqualFold(a, "merge"):
+			merge = true
+		case shard.EqualFold(a, "noflush"):
+			flush = false
+		case shard.EqualFold(a, "nosave"):
+			save = false
+		default:
 			x.Err("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
 			return
 		}
 	}
-	if err := x.srv.reloadInMemory(); err != nil {
+	srv := x.srv
+	if save {
+		if srv.save.active.Load() {
+			srv.abortSnapshot()
+		}
+		if err := srv.saveParked(); err != nil {
+			x.Err("ERR")
+			return
+		}
+	}
+	if flush {
+		for _, sh := range srv.shards {
+			sh.FlushAll()
+		}
+		srv.funcs.flush()
+	}
+	if err := srv.reloadRDB(merge); err != nil {
 		x.Err("ERR Error trying to load the RDB dump, check server logs.")
-		x.srv.log.Warningf("DEBUG RELOAD: %v", err)
+		srv.log.Warningf("DEBUG RELOAD: %v", err)
 		return
 	}
-	x.srv.log.Noticef("DB reloaded by DEBUG RELOAD")
+	srv.log.Warningf("DB reloaded by DEBUG RELOAD")
 	x.OK()
 }
 
-type imageCmd struct {
-	db   int
-	argv [][]byte
-}
-
-func (srv *Server) reloadInMemory() error {
+// reloadRDB loads dbfilename into the live shards; every loop is parked.
+func (srv *Server) reloadRDB(merge bool) error {
+	f, err := os.Open(srv.rdbPath())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	for _, sh := range srv.shards {
-		if sh.Rewriting() {
-			return errors.New("an AOF rewrite is in progress")
+		sh.Loading = true
+	}
+	var fl funcLoad
+	_, err = srv.readRDBMerge(srv.shards, bufio.NewReaderSize(f, 256<<10), &fl, merge)
+	for _, sh := range srv.shards {
+		sh.Loading = false
+		sh.UsedMemory()
+	}
+	if err != nil {
+		return err
+	}
+	var libs []*funcLib
+	for _, name := range fl.order {
+		lib, msg := compileLib(fl.code[name])
+		if msg != "" {
+			return errors.New(msg)
+		}
+		libs = append(libs, lib)
+	}
+	if len(libs) > 0 {
+		if msg := srv.funcs.addAs(libs, merge, false, "'"); msg != "" {
+			return errors.New(msg)
 		}
 	}
-	var image []imageCmd
-	for _, sh := range srv.shards {
-		sh.StartRewrite(func(db int, argv [][]byte) {
-			cp := make([][]byte, len(argv))
-			for i, a := range argv {
-				cp[i] = append([]byte(nil), a...)
-			}
-			image = append(image, imageCmd{db, cp})
-		})
-		sh.RewriteAll()
-	}
-	for _, sh := range srv.shards {
-		sh.FlushAll()
-	}
-	// Replay through the AOF loader: the image is a command log like any
-	// other, with a SELECT before each database's commands.
-	_, err := srv.loadLog(srv.shards, func(apply func([][]byte) error) (aof.LoadStats, error) {
-		db := -1
-		for _, c := range image {
-			if c.db != db {
-				db = c.db
-				if err := apply([][]byte{[]byte("SELECT"), []byte(strconv.Itoa(db))}); err != nil {
-					return aof.LoadStats{}, err
-				}
-			}
-			if err := apply(c.argv); err != nil {
-				return aof.LoadStats{}, err
-			}
-		}
-		return aof.LoadStats{}, nil
-	}, false)
-	return err
+	return nil
 }
 
 // digest is Redis's DEBUG DIGEST (debug.c): 20 bytes, equal for equal

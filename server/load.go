@@ -196,19 +196,19 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 	db := 0
 	lastLog := time.Now()
 	var fl funcLoad // the libraries (functions.go)
-	if srv.persist != nil {
-		// An RDB base (aof-use-rdb-preamble yes, Redis 7's default) loads
-		// as dump.rdb does, before the files after it (rdbload.go).
-		srv.persist.log.SetRDBLoader(func(r io.Reader) error {
-			p.drain()
-			res, err := srv.readRDB(shards, r, &fl)
-			if err == nil {
-				srv.save.loadedKeys.Store(res.loaded)
-				srv.save.loadedExpired.Store(res.expired)
-			}
-			return err
-		})
+	// An RDB base (aof-use-rdb-preamble yes, Redis 7's default) loads as
+	// dump.rdb does, before the files after it (rdbload.go), whichever
+	// log or folder is replayed (aofOptions' RDB).
+	srv.rdbBase = func(r io.Reader) error {
+		p.drain()
+		res, err := srv.readRDB(shards, r, &fl)
+		if err == nil {
+			srv.save.loadedKeys.Store(res.loaded)
+			srv.save.loadedExpired.Store(res.expired)
+		}
+		return err
 	}
+	defer func() { srv.rdbBase = nil }()
 	st, err := load(func(argv [][]byte) error {
 		if len(argv) == 0 {
 			return nil

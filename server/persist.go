@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"sync/atomic"
@@ -136,6 +137,12 @@ func (srv *Server) aofOptions(fresh bool) aof.Options {
 		LoadTruncated: cfg.AOFLoadTruncated(),
 		Timestamps:    cfg.AOFTimestampEnabled(),
 		Fresh:         fresh,
+		RDB: func(r io.Reader) error { // an RDB base: loadLog's reader
+			if srv.rdbBase == nil {
+				return errors.New("an RDB base outside a load")
+			}
+			return srv.rdbBase(r)
+		},
 		Logf: func(level int, format string, args ...any) {
 			srv.log.Logf(LogLevel(level), format, args...)
 		},

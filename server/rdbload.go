@@ -51,6 +51,12 @@ func (srv *Server) loadRDB(shards []*shard.Shard, path string) (res rdbLoadResul
 // readRDB reads an RDB file into shards; its function libraries are added
 // to fl, for the caller to apply.
 func (srv *Server) readRDB(shards []*shard.Shard, r io.Reader, fl *funcLoad) (res rdbLoadResult, err error) {
+	return srv.readRDBMerge(shards, r, fl, false)
+}
+
+// readRDBMerge is readRDB; with merge a key already in the shards is
+// replaced, else it is an error (DEBUG RELOAD NOFLUSH [MERGE]).
+func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad, merge bool) (res rdbLoadResult, err error) {
 	n := len(shards)
 	type batch []rdb.Entry
 	chans := make([]chan batch, n)
@@ -75,8 +81,11 @@ func (srv *Server) readRDB(shards []*shard.Shard, r io.Reader, fl *funcLoad) (re
 					}
 					db := sh.DBs[e.DB]
 					if old := db.Peek(e.Key); old >= 0 {
-						errs[i] = fmt.Errorf("duplicate key '%s' found in the RDB file", e.Key)
-						break
+						if !merge {
+							errs[i] = fmt.Errorf("duplicate key '%s' found in the RDB file", e.Key)
+							break
+						}
+						db.Delete(old)
 					}
 					slot, err := db.AddValue(e.Key, &e.Value)
 					if err != nil {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -61,7 +62,9 @@ type Server struct {
 
 	persist *persist // the AOF, nil when appendonly is no
 	rw      rewriteStatus
-	save    saveStatus     // BGSAVE, SAVE (snapshot.go)
+	save    saveStatus // BGSAVE, SAVE (snapshot.go)
+	// rdbBase reads an RDB base during loadLog (load.go); nil otherwise.
+	rdbBase func(r io.Reader) error
 	rwLimit rewriteLimiter // automatic rewrites after failures (loop 0)
 	// aofFlushSleep is DEBUG AOF-FLUSH-SLEEP, in microseconds.
 	aofFlushSleep atomic.Int64

@@ -47,7 +47,7 @@ func manifestFiles(t *testing.T, dataDir string) map[byte][]string {
 }
 
 func TestAOFTimestampAnnotations(t *testing.T) {
-	s := startServer(t, aofArgs("always")...)
+	s := startServer(t, aofArgs("always", "--aof-use-rdb-preamble", "no")...) // a RESP base carries them
 	p := mustDialP(t, s.Addr)
 	defer p.close()
 	p.mustDo(t, "CONFIG", "SET", "aof-timestamp-enabled", "yes")

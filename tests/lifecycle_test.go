@@ -189,9 +189,29 @@ func logGap(t *testing.T, log, a, b string) time.Duration {
 // TestShutdownSave: redshard cannot write an RDB, so a shutdown asked to
 // save fails as a Redis save that fails: SHUTDOWN SAVE gets Redis's error
 // and the server goes on; FORCE exits anyway.
+// breakSaves points dir at a directory that is then removed: every save
+// after it fails, as on a disk that went away.
+func breakSaves(t *testing.T, s *server, rc *rawConn) {
+	t.Helper()
+	gone := filepath.Join(s.Dir, "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rc.do(resp("CONFIG", "SET", "dir", gone), "+OK\r\n")
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShutdownSave: SHUTDOWN SAVE writes dbfilename and exits, and a
+// restart loads it; a save that fails keeps the server running unless
+// FORCE is given.
 func TestShutdownSave(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, "--enable-protected-configs", "yes")
 	rc := s.raw(t)
+	rc.do(resp("SET", "k", "v"), "+OK\r\n")
+	dir := s.Dir
+	breakSaves(t, s, rc)
 	rc.do(resp("SHUTDOWN", "SAVE"), "-ERR Errors trying to SHUTDOWN. Check logs.\r\n")
 	s.waitLog(t, "# Error trying to save the DB, can't exit.")
 	rc.do(resp("PING"), "+PONG\r\n")
@@ -205,6 +225,20 @@ func TestShutdownSave(t *testing.T) {
 	if !strings.Contains(s.log.String(), "# Error trying to save the DB. Exit anyway.") {
 		t.Errorf("log:\n%s", s.log.String())
 	}
+	// A save that works: the file is there, and a restart loads it.
+	s = startServerIn(t, dir)
+	rc = s.raw(t)
+	rc.do(resp("SET", "k", "v2"), "+OK\r\n")
+	rc.write(resp("SHUTDOWN", "SAVE"))
+	rc.expectClosed()
+	if err := s.exited(10 * time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil {
+		t.Fatalf("no dump.rdb after SHUTDOWN SAVE: %v\n%s", err, s.log.String())
+	}
+	s = startServerIn(t, dir)
+	s.raw(t).do(resp("GET", "k"), bulk("v2"))
 }
 
 // TestShutdownAbortSignal: a SIGTERM held by DEBUG PAUSE-CRON is cancelled
@@ -240,8 +274,9 @@ func TestShutdownAbortSignal(t *testing.T) {
 // the server go on, "save force" exits anyway; a second SIGINT while a
 // shutdown is pending exits at once with status 1.
 func TestShutdownOnSignalOptions(t *testing.T) {
-	s := startServer(t, "--enable-debug-command", "yes", "--shutdown-on-sigint", "nosave", "now")
+	s := startServer(t, "--enable-debug-command", "yes", "--shutdown-on-sigint", "nosave", "now", "--enable-protected-configs", "yes")
 	rc := s.raw(t)
+	breakSaves(t, s, rc)
 	rc.do(resp("CONFIG", "GET", "shutdown-on-sigint"), "*2\r\n"+bulk("shutdown-on-sigint")+bulk("nosave now"))
 	rc.do(resp("CONFIG", "SET", "shutdown-on-sigterm", "save nosave"),
 		"-ERR CONFIG SET failed (possibly related to argument 'shutdown-on-sigterm') - shutdown options SAVE and NOSAVE can't be used simultaneously\r\n")
@@ -265,7 +300,8 @@ func TestShutdownOnSignalOptions(t *testing.T) {
 		t.Errorf("log:\n%s", s.log.String())
 	}
 
-	s = startServer(t, "--shutdown-on-sigterm", "save force")
+	s = startServer(t, "--shutdown-on-sigterm", "save force", "--enable-protected-configs", "yes")
+	breakSaves(t, s, s.raw(t))
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	if err := s.exited(10 * time.Second); err != nil {
 		t.Fatalf("exit status %v, want 0", err)

@@ -310,7 +310,7 @@ func TestDebugLoadAOF(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no manifest after BGREWRITEAOF with appendonly no: %v", err)
 		}
-		if want := "file appendonly.aof.1.base.aof seq 1 type b\n"; string(m) != want {
+		if want := "file appendonly.aof.1.base.rdb seq 1 type b\n"; string(m) != want {
 			t.Errorf("manifest = %q, want %q", m, want)
 		}
 		// Not logged (the AOF is off): DEBUG LOADAOF drops it.
@@ -322,7 +322,7 @@ func TestDebugLoadAOF(t *testing.T) {
 		rc.do(resp("BGREWRITEAOF"), "+Background append only file rewriting started\r\n")
 		waitRewrite(t, p)
 		m, _ = os.ReadFile(manifestOf(s.Dir))
-		if want := "file appendonly.aof.2.base.aof seq 2 type b\n"; string(m) != want {
+		if want := "file appendonly.aof.2.base.rdb seq 2 type b\n"; string(m) != want {
 			t.Errorf("manifest after the second rewrite = %q, want %q", m, want)
 		}
 		if _, err := os.Stat(filepath.Join(aofDir(s.Dir), "appendonly.aof.1.base.aof")); !os.IsNotExist(err) {
