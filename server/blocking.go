@@ -668,7 +668,8 @@ func (cl *Client) finishWait(w *waiter) {
 		}
 		cl.startRetry(w)
 		return
-	default: // cancelled
+	default: // cancelled: timed out or unblocked, counted now (dispatch.go's call)
+		cl.loop.stats.cmds[w.cmd.id].calls++
 		if w.unblockErr {
 			cl.out = resp.AppendError(cl.out, unblockedError)
 			// A failed call (Redis's updateStatsOnUnblock with had_errors).

@@ -689,13 +689,20 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	l.curCl, l.curArgv = nil, nil
 	st := &l.stats.cmds[cmd.id]
-	st.calls++
+	// A command that blocked is counted when its wait ends, served or
+	// not (Redis's updateStatsOnUnblock; blocking.go's finishWait).
+	counted := !x.Blocked()
+	if counted {
+		st.calls++
+	}
 	var ns int64
 	if timed {
 		end := nanotime()
 		l.tick, l.tickValid = end, true
 		ns = end - t0
-		st.nsec += ns
+		if counted {
+			st.nsec += ns
+		}
 	}
 	l.observe(x, cmd, argv, ns) // slowlog, latency, monitor (obs.go)
 	if len(x.Out) > start && x.Out[start] == '-' {
