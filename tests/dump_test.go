@@ -6,6 +6,7 @@ package tests
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"reflect"
 	"sort"
@@ -302,5 +303,69 @@ func TestMigrateWithRedis(t *testing.T) {
 	_, err = sc.Do(ctx, "migrate", "127.0.0.1", strconv.Itoa(p), "lonely", 0, 1000).Result()
 	if err == nil || err.Error() != "IOERR error or timeout connecting to the client" {
 		t.Fatalf("MIGRATE to a closed port: %v", err)
+	}
+}
+
+// TestRestoreMigrateLogged: the AOF gets RESTORE with an absolute TTL and
+// ABSTTL, an expired RESTORE REPLACE as DEL, MIGRATE as DEL of the moved
+// keys and nothing for MIGRATE COPY; a restart replays it to the same keys.
+func TestRestoreMigrateLogged(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerIn(t, dir, append(aofArgs("always"), "--shards", "2")...)
+	dst := startServer(t)
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	c.Set(ctx, "src", "value", 0)
+	p := c.Dump(ctx, "src").Val()
+	c.Do(ctx, "restore", "a", 100000, p)
+	c.Do(ctx, "restore", "src", 1, p, "absttl", "replace")
+	c.Set(ctx, "m1", "1", 0)
+	c.Set(ctx, "m2", "2", 0)
+	dh, dp, _ := strings.Cut(dst.Addr, ":")
+	if v, err := c.Do(ctx, "migrate", dh, dp, "m1", 0, 5000, "copy").Result(); err != nil || v != "OK" {
+		t.Fatalf("MIGRATE COPY: %v %v", v, err)
+	}
+	if v, err := c.Do(ctx, "migrate", dh, dp, "", 0, 5000, "replace", "keys", "m1", "m2").Result(); err != nil || v != "OK" {
+		t.Fatalf("MIGRATE: %v %v", v, err)
+	}
+	var logged []string
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, _ := os.ReadFile(incrFileOf(dir))
+		gs, _ := splitGroups(data)
+		logged = logged[:0]
+		for _, g := range gs {
+			for _, cmd := range g.cmds {
+				if !strings.EqualFold(cmd[0], "select") && !strings.EqualFold(cmd[0], "set") {
+					if strings.EqualFold(cmd[0], "restore") {
+						cmd = append([]string{cmd[0], cmd[1], cmd[2], "<payload>"}, cmd[4:]...)
+						if n, err := strconv.ParseInt(cmd[2], 10, 64); err == nil && n > time.Now().UnixMilli() {
+							cmd[2] = "<future>"
+						}
+					}
+					logged = append(logged, strings.Join(cmd, " "))
+				}
+			}
+		}
+		if len(logged) >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	want := []string{"restore a <future> <payload> ABSTTL", "DEL src", "DEL m1 m2"}
+	if !reflect.DeepEqual(logged, want) {
+		t.Fatalf("logged %q, want %q", logged, want)
+	}
+	s.stop()
+	s2 := startServerIn(t, dir, append(aofArgs("always"), "--shards", "2")...)
+	c2 := s2.client(t, 2)
+	if v := c2.Get(ctx, "a").Val(); v != "value" {
+		t.Fatalf("after replay a = %q", v)
+	}
+	if ttl := c2.PTTL(ctx, "a").Val(); ttl < 90*time.Second {
+		t.Fatalf("after replay TTL %v", ttl)
+	}
+	if n := c2.Exists(ctx, "src", "m1", "m2").Val(); n != 0 {
+		t.Fatalf("after replay %d of src, m1, m2 exist", n)
 	}
 }
