@@ -26,6 +26,14 @@ var streamCommands = []Command{
 	{Name: "xgroup|setid", Run: cmdXgroupSetid},
 	{Name: "xack", Run: cmdXack},
 	{Name: "xclaim", Run: cmdXclaim},
+	{Name: "xgroup|help", Run: cmdXgroupHelp},
+	{Name: "xpending", Run: cmdXpending},
+	{Name: "xautoclaim", Run: cmdXautoclaim},
+	{Name: "xinfo|stream", Run: cmdXinfoStream},
+	{Name: "xinfo|groups", Run: cmdXinfoGroups},
+	{Name: "xinfo|consumers", Run: cmdXinfoConsumers},
+	{Name: "xinfo|help", Run: cmdXinfoHelp},
+	{Name: "xsetid", Run: cmdXsetid},
 }
 
 type streamID struct{ ms, seq uint64 }
@@ -83,25 +91,12 @@ type streamObj struct {
 	mem          int
 }
 
-func (s *streamObj) Mem() int { return 128 + s.mem }
+func (s *streamObj) Mem() int { return 128 + s.mem + groupsMem(s.groups) }
 
 func (s *streamObj) Copy() Object {
 	n := *s
 	n.nodes = copyNodes(s.nodes)
-	n.groups = nil
-	for _, g := range s.groups {
-		ng := &streamGroup{name: g.name, lastID: g.lastID, entriesRead: g.entriesRead, pel: map[streamID]*streamNACK{}}
-		for _, c := range g.consumers {
-			nc := &streamConsumer{name: c.name, seenTime: c.seenTime, pel: map[streamID]*streamNACK{}}
-			for id, nk := range c.pel {
-				x := &streamNACK{nk.deliveryTime, nk.deliveryCount, nc}
-				nc.pel[id] = x
-				ng.pel[id] = x
-			}
-			ng.consumers = append(ng.consumers, nc)
-		}
-		n.groups = append(n.groups, ng)
-	}
+	n.groups = copyGroups(s.groups)
 	return &n
 }
 
@@ -158,25 +153,11 @@ func (s *streamObj) Dump(key []byte) [][][]byte {
 			return true
 		})
 	} else {
-		cmds = append(cmds, [][]byte{[]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), s.lastID.bytes(), []byte("x"), []byte("y")})
+		cmds = append(cmds, [][]byte{[]byte("XADD"), key, []byte("MAXLEN"), []byte("0"), []byte("0-1"), []byte("x"), []byte("y")}) // as rewriteStreamObject; XSETID follows
 	}
 	cmds = append(cmds, [][]byte{[]byte("XSETID"), key, s.lastID.bytes(), []byte("ENTRIESADDED"),
 		[]byte(strconv.FormatInt(s.entriesAdded, 10)), []byte("MAXDELETEDID"), s.maxDeletedID.bytes()})
-	for _, g := range s.groups {
-		cmds = append(cmds, [][]byte{[]byte("XGROUP"), []byte("CREATE"), key, []byte(g.name), g.lastID.bytes(),
-			[]byte("ENTRIESREAD"), []byte(strconv.FormatInt(g.entriesRead, 10))})
-		for _, id := range g.sortedPEL(g.pel) {
-			nk := g.pel[id]
-			cmds = append(cmds, [][]byte{[]byte("XCLAIM"), key, []byte(g.name), []byte(nk.consumer.name), []byte("0"), id.bytes(),
-				[]byte("TIME"), []byte(strconv.FormatInt(nk.deliveryTime, 10)), []byte("RETRYCOUNT"),
-				[]byte(strconv.FormatInt(nk.deliveryCount, 10)), []byte("JUSTID"), []byte("FORCE")})
-		}
-		for _, c := range g.consumers {
-			if len(c.pel) == 0 {
-				cmds = append(cmds, [][]byte{[]byte("XGROUP"), []byte("CREATECONSUMER"), key, []byte(g.name), []byte(c.name)})
-			}
-		}
-	}
+	cmds = append(cmds, dumpGroups(key, s.groups)...)
 	return cmds
 }
 
