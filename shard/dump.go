@@ -134,7 +134,9 @@ func cmdRestore(c *Ctx, argv [][]byte) {
 		b, err = db.BuildValue(&v)
 	}
 	if err != nil {
-		if db.sh.OnVerbose != nil && !errors.Is(err, rdb.ErrEmptyValue) {
+		// An empty collection is refused silently (Redis's emptykey), but
+		// for an empty zipmap, which fails zipmapValidateIntegrity.
+		if db.sh.OnVerbose != nil && (!errors.Is(err, rdb.ErrEmptyValue) || payload[0] == rdb.TypeHashZipmap) {
 			db.sh.OnVerbose("Internal error in RDB reading offset 0, function at rdb.c:0 -> " + corruptMessage(payload[0], err))
 		}
 		c.Err(errBadFormat)
@@ -189,7 +191,7 @@ func corruptMessage(t byte, err error) string {
 		rdb.TypeStreamListpacks2: "Stream listpack", rdb.TypeStreamListpacks3: "Stream listpack",
 	}
 	switch {
-	case (errors.Is(err, rdb.ErrBadBlob) || errors.Is(err, rdb.ErrDuplicate)) && integrity[t] != "":
+	case (errors.Is(err, rdb.ErrBadBlob) || errors.Is(err, rdb.ErrDuplicate) || t == rdb.TypeHashZipmap) && integrity[t] != "":
 		return integrity[t] + " integrity check failed."
 	case errors.Is(err, rdb.ErrDuplicate) && t == rdb.TypeSet:
 		return "Duplicate set members detected"
