@@ -1392,6 +1392,8 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Stop periodic cron job processing.",
 			"SEGFAULT",
 			"    Crash the server with sigsegv.",
+			"SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+			"    Enables or disables checksum checks for RDB files and RESTORE's payload.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
 		})
@@ -1443,6 +1445,10 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):
 		x.srv.activeExpire.Store(cAtoi(argv[2]) != 0)
+		x.OK()
+	case len(argv) == 3 && shard.EqualFold(sub, "set-skip-checksum-validation"):
+		// RESTORE then checks a payload's version, not its CRC.
+		x.srv.tun.SkipChecksumValidation.Store(cAtoi(argv[2]) != 0)
 		x.OK()
 	case len(argv) == 4 && shard.EqualFold(sub, "replybuffer"):
 		debugReplyBuffer(x, argv) // clientmem.go

@@ -46,5 +46,6 @@ func (srv *Server) newShard(id int) *shard.Shard {
 	sh.OnReady = srv.readyHook(sh)
 	sh.OnSwapDB = srv.swapHook(sh)
 	sh.OnFlushDB = srv.flushHook(sh)
+	sh.OnVerbose = func(msg string) { srv.log.Verbosef("%s", msg) }
 	return sh
 }

@@ -50,6 +50,9 @@ type Tunables struct {
 	// RDBCompression is rdbcompression: DUMP and MIGRATE payloads
 	// LZF-compress long strings.
 	RDBCompression atomic.Bool
+	// SkipChecksumValidation is DEBUG SET-SKIP-CHECKSUM-VALIDATION:
+	// RESTORE does not check a payload's CRC.
+	SkipChecksumValidation atomic.Bool
 
 	MaxmemoryPolicy           atomic.Int64 // maxmemory-policy, a Policy* value
 	MaxmemorySet              atomic.Bool  // maxmemory is not 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/redshard/redshard/aof/rdb"
@@ -22,10 +23,6 @@ import (
 // limit; one read from a plain type (HASH, ZSET_2, SET) is compact when it
 // has at most that many entries, each within the *-max-listpack-value
 // length (sets: all integers). Lists are quicklists, as in Redis 7.0.
-
-// ErrStreamRDB is the answer for a stream value: the RDB codec cannot
-// write or read streams yet.
-var ErrStreamRDB = errors.New("ERR streams cannot be serialized yet")
 
 // errDuplicate is a collection that repeats a member (Redis refuses it).
 var errDuplicate = errors.New("duplicate member")
@@ -85,7 +82,99 @@ func (db *DB) RDBValue(slot int32) rdb.Value {
 		})
 		return rdb.Value{Kind: rdb.KindHash, Hash: hs}
 	}
-	return rdb.Value{Kind: rdb.KindStream, Strm: streamToRDB(db.Obj(slot).(*streamObj))}
+	return rdb.Value{Kind: rdb.KindStream, Strm: db.Obj(slot).(*streamObj).rdbStream()}
+}
+
+func rdbID(id streamID) rdb.StreamID     { return rdb.StreamID{Ms: id.ms, Seq: id.seq} }
+func fromRDBID(id rdb.StreamID) streamID { return streamID{ms: id.Ms, seq: id.Seq} }
+
+// rdbStream is a stream in neutral form: live entries, IDs and counters,
+// and the consumer groups with their PELs and consumers. Field slices
+// alias the stream.
+func (s *streamObj) rdbStream() *rdb.Stream {
+	st := &rdb.Stream{
+		LastID: rdbID(s.lastID), FirstID: rdbID(s.firstID), MaxDeletedID: rdbID(s.maxDeletedID),
+		EntriesAdded: s.entriesAdded, Entries: make([]rdb.StreamEntry, 0, s.length),
+	}
+	s.each(streamID{}, streamID{math.MaxUint64, math.MaxUint64}, false, func(id streamID, fv [][]byte) bool {
+		st.Entries = append(st.Entries, rdb.StreamEntry{ID: rdbID(id), Fields: slices.Clone(fv)})
+		return true
+	})
+	for _, g := range s.groups {
+		rg := rdb.StreamGroup{Name: []byte(g.name), LastID: rdbID(g.lastID), EntriesRead: g.entriesRead}
+		g.pel.each(func(nk *streamNACK) bool {
+			rg.Pending = append(rg.Pending, rdb.StreamNACK{ID: rdbID(nk.id), DeliveryTime: nk.deliveryTime, DeliveryCount: nk.deliveryCount})
+			return true
+		})
+		for _, c := range g.consumers {
+			rc := rdb.StreamConsumer{Name: []byte(c.name), SeenTime: c.seenTime}
+			c.pel.each(func(nk *streamNACK) bool {
+				rc.Pending = append(rc.Pending, rdbID(nk.id))
+				return true
+			})
+			rg.Consumers = append(rg.Consumers, rc)
+		}
+		st.Groups = append(st.Groups, rg)
+	}
+	return st
+}
+
+// errBadStream is a stream whose parts do not agree.
+var errBadStream = errors.New("inconsistent stream")
+
+// streamFromRDB builds a stream from its neutral form, refusing what
+// Redis's loader refuses (entries out of order or with an odd number of
+// fields, a last ID below the last entry's, repeated groups, consumers or
+// NACKs, a consumer's pending ID missing from its group's PEL or owned
+// twice, a NACK no consumer owns).
+func (db *DB) streamFromRDB(v *rdb.Stream) (*streamObj, error) {
+	s := &streamObj{}
+	var prev streamID
+	for i, e := range v.Entries {
+		id := fromRDBID(e.ID)
+		if i > 0 && id.cmp(prev) <= 0 || len(e.Fields) == 0 || len(e.Fields)%2 != 0 {
+			return nil, errBadStream
+		}
+		s.appendEntry(db.sh.Cfg, id, e.Fields)
+		prev = id
+	}
+	s.lastID, s.firstID, s.maxDeletedID = fromRDBID(v.LastID), fromRDBID(v.FirstID), fromRDBID(v.MaxDeletedID)
+	s.entriesAdded = v.EntriesAdded
+	if len(v.Entries) > 0 && s.lastID.cmp(prev) < 0 {
+		return nil, errBadStream
+	}
+	for _, rg := range v.Groups {
+		g := &streamGroup{name: string(rg.Name), lastID: fromRDBID(rg.LastID), entriesRead: rg.EntriesRead}
+		i := sort.Search(len(s.groups), func(i int) bool { return s.groups[i].name >= g.name })
+		if i < len(s.groups) && s.groups[i].name == g.name {
+			return nil, errBadStream
+		}
+		s.groups = slices.Insert(s.groups, i, g)
+		for _, n := range rg.Pending {
+			if !g.pel.insert(&streamNACK{id: fromRDBID(n.ID), deliveryTime: n.DeliveryTime, deliveryCount: n.DeliveryCount}) {
+				return nil, errBadStream
+			}
+		}
+		owned := 0
+		for _, rc := range rg.Consumers {
+			c := g.addConsumer(rc.Name, rc.SeenTime)
+			if c == nil {
+				return nil, errBadStream
+			}
+			for _, id := range rc.Pending {
+				nk := g.pel.find(fromRDBID(id))
+				if nk == nil || nk.consumer != nil || !c.pel.insert(nk) {
+					return nil, errBadStream
+				}
+				nk.consumer = c
+				owned++
+			}
+		}
+		if owned != g.pel.len() {
+			return nil, errBadStream
+		}
+	}
+	return s, nil
 }
 
 // RDBOptions returns the writer options under which the codec writes a
@@ -263,8 +352,11 @@ func (db *DB) objectFromValue(v *rdb.Value) (typ, enc uint8, obj Object, err err
 		t.chain = t.longestChain()
 		return TypeHash, h.Encoding(), h, nil
 	case rdb.KindStream:
-		s, err := streamFromRDB(cfg, v.Strm) // stream_rdb.go
-		return TypeStream, EncStream, s, err
+		st, err := db.streamFromRDB(v.Strm)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		return TypeStream, EncStream, st, nil
 	}
 	return 0, 0, nil, errors.New("unknown value kind")
 }
@@ -284,8 +376,11 @@ func (db *DB) BuildValue(v *rdb.Value) (Built, error) {
 	if v.Kind == rdb.KindString {
 		return Built{str: v.Str, typ: TypeString}, nil
 	}
-	if v.Kind == rdb.KindStream && v.Strm == nil || v.Kind != rdb.KindStream && v.Len() == 0 {
-		return Built{}, rdb.ErrEmptyValue // (a stream may be empty)
+	if v.Kind == rdb.KindStream && v.Strm == nil {
+		return Built{}, errBadStream
+	}
+	if v.Len() == 0 && v.Kind != rdb.KindStream { // a stream may be empty
+		return Built{}, rdb.ErrEmptyValue
 	}
 	typ, enc, obj, err := db.objectFromValue(v)
 	if err != nil {

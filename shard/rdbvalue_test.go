@@ -20,7 +20,7 @@ func rvDo(t testing.TB, c *Ctx, args ...string) string {
 		argv[i] = []byte(a)
 	}
 	name := strings.ToLower(args[0])
-	if name == "object" || name == "memory" {
+	if name == "object" || name == "memory" || name == "xgroup" || name == "xinfo" {
 		name += "|" + strings.ToLower(args[1])
 	}
 	cmd, ok := allCmdTable[name]
@@ -318,6 +318,98 @@ func TestBuildValueRefusesBadValues(t *testing.T) {
 	} {
 		if _, err := db.BuildValue(&v); err == nil {
 			t.Errorf("%v %v: built", v.Kind, v.Len())
+		}
+	}
+}
+
+// TestStreamRDBValueRoundTrip: a stream with deleted entries, groups,
+// consumers and pending entries goes to neutral form and back to the same
+// XINFO STREAM FULL, XRANGE and XPENDING.
+func TestStreamRDBValueRoundTrip(t *testing.T) {
+	c := ksCtx(2)
+	for i := 1; i <= 250; i++ {
+		args := []string{"xadd", "s", fmt.Sprintf("%d-%d", 1000+i/3, i), "f", strconv.Itoa(i)}
+		if i%7 == 0 {
+			args = append(args, "other", "x")
+		}
+		rvDo(t, c, args...)
+	}
+	rvDo(t, c, "xdel", "s", "1001-3", "1010-30")
+	rvDo(t, c, "xgroup", "create", "s", "g1", "0")
+	rvDo(t, c, "xgroup", "create", "s", "g0", "$")
+	rvDo(t, c, "xreadgroup", "group", "g1", "alice", "count", "20", "streams", "s", ">")
+	rvDo(t, c, "xreadgroup", "group", "g1", "bob", "count", "5", "streams", "s", ">")
+	rvDo(t, c, "xack", "s", "g1", "1001-4", "1002-7")
+	rvDo(t, c, "xgroup", "createconsumer", "s", "g0", "carol")
+	reads := func(key string) string {
+		return rvDo(t, c, "xinfo", "stream", key, "full") + rvDo(t, c, "xrange", key, "-", "+") +
+			rvDo(t, c, "xpending", key, "g1", "-", "+", "100") + rvDo(t, c, "object", "encoding", key)
+	}
+	want := reads("s")
+	src := c.DBOf([]byte("s"))
+	v := src.RDBValue(src.Lookup([]byte("s")))
+	if v.Kind != rdb.KindStream || len(v.Strm.Entries) != 248 || len(v.Strm.Groups) != 2 {
+		t.Fatalf("neutral form: %v, %d entries", v.Kind, len(v.Strm.Entries))
+	}
+	for _, key := range []string{"s2", "other"} {
+		if _, err := c.DBOf([]byte(key)).AddValue([]byte(key), &v); err != nil {
+			t.Fatal(err)
+		}
+		if got := reads(key); got != want {
+			t.Fatalf("%s: %q\nwant %q", key, got, want)
+		}
+	}
+	// An empty stream with a group is a value too.
+	rvDo(t, c, "xtrim", "s", "maxlen", "0")
+	v = src.RDBValue(src.Lookup([]byte("s")))
+	if _, err := c.DBOf([]byte("e")).AddValue([]byte("e"), &v); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rvDo(t, c, "xinfo", "stream", "e"), rvDo(t, c, "xinfo", "stream", "s"); got != want {
+		t.Fatalf("empty stream: %q, want %q", got, want)
+	}
+}
+
+func TestStreamFromRDBRefusesInconsistencies(t *testing.T) {
+	db := ksCtx(1).DBOf([]byte("k"))
+	f := [][]byte{[]byte("f"), []byte("v")}
+	id := func(ms uint64) rdb.StreamID { return rdb.StreamID{Ms: ms} }
+	ok := func() *rdb.Stream {
+		return &rdb.Stream{
+			Entries: []rdb.StreamEntry{{ID: id(1), Fields: f}, {ID: id(2), Fields: f}},
+			LastID:  id(2), FirstID: id(1), EntriesAdded: 2,
+			Groups: []rdb.StreamGroup{{Name: []byte("g"), LastID: id(2), EntriesRead: 2,
+				Pending:   []rdb.StreamNACK{{ID: id(1), DeliveryTime: 5, DeliveryCount: 1}},
+				Consumers: []rdb.StreamConsumer{{Name: []byte("c"), Pending: []rdb.StreamID{id(1)}}}}},
+		}
+	}
+	if _, err := db.BuildValue(&rdb.Value{Kind: rdb.KindStream, Strm: ok()}); err != nil {
+		t.Fatalf("consistent stream refused: %v", err)
+	}
+	for name, spoil := range map[string]func(s *rdb.Stream){
+		"entries out of order": func(s *rdb.Stream) { s.Entries[1].ID = id(1) },
+		"odd fields":           func(s *rdb.Stream) { s.Entries[0].Fields = f[:1] },
+		"no fields":            func(s *rdb.Stream) { s.Entries[0].Fields = nil },
+		"last ID too small":    func(s *rdb.Stream) { s.LastID = id(1) },
+		"group twice":          func(s *rdb.Stream) { s.Groups = append(s.Groups, s.Groups[0]) },
+		"NACK twice": func(s *rdb.Stream) {
+			s.Groups[0].Pending = append(s.Groups[0].Pending, s.Groups[0].Pending[0])
+		},
+		"NACK without consumer": func(s *rdb.Stream) { s.Groups[0].Consumers[0].Pending = nil },
+		"consumer's ID not pending": func(s *rdb.Stream) {
+			s.Groups[0].Consumers[0].Pending = []rdb.StreamID{id(2)}
+		},
+		"NACK owned twice": func(s *rdb.Stream) {
+			s.Groups[0].Consumers = append(s.Groups[0].Consumers, rdb.StreamConsumer{Name: []byte("d"), Pending: []rdb.StreamID{id(1)}})
+		},
+		"consumer twice": func(s *rdb.Stream) {
+			s.Groups[0].Consumers = append(s.Groups[0].Consumers, rdb.StreamConsumer{Name: []byte("c")})
+		},
+	} {
+		s := ok()
+		spoil(s)
+		if _, err := db.BuildValue(&rdb.Value{Kind: rdb.KindStream, Strm: s}); err == nil {
+			t.Errorf("%s: built", name)
 		}
 	}
 }

@@ -67,6 +67,9 @@ type Shard struct {
 	// OnFlushDB is called after database db was emptied: clients blocked
 	// on its stream keys with XREADGROUP are answered.
 	OnFlushDB func(db int)
+	// OnVerbose, when set, logs a message at the verbose level (RESTORE's
+	// report of a corrupt payload, as Redis's rdbReportError).
+	OnVerbose func(msg string)
 
 	// OnExpired is called with a key about to be deleted because its time
 	// ran out (lazily or by the active cycle): the server logs a DEL and

@@ -351,6 +351,11 @@ func readValue(d *decoder, t byte) (Value, error) {
 			if err != nil {
 				return v, err
 			}
+			if len(blob) == 0 {
+				// Redis's rdbLoadObject refuses an empty node string
+				// (encoded_len 0), plain or packed.
+				return v, ErrBadBlob
+			}
 			if container == quicklistPlain {
 				v.Items = append(v.Items, blob)
 				continue
