@@ -1,9 +1,9 @@
 package shard
 
 import (
-	"bytes"
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -466,7 +466,8 @@ func (sh *geoShape) cells() [9]geoHashBits {
 // geoPoint is a search result.
 type geoPoint struct {
 	lon, lat, dist, score float64
-	member                []byte
+	ref                   int32  // the member in the sorted set (zset.memberAt)
+	member                []byte // set for the points replied or stored
 }
 
 // within reports whether a member's decoded position is in the shape, and
@@ -508,10 +509,10 @@ func (sh *geoShape) search(z *zset, limit int) []geoPoint {
 		if first < end {
 			it := z.iter(first, false)
 			for j := first; j < end; j++ {
-				m, score := it.next()
+				ref, score := it.nextRef()
 				lon, lat := geohashDecodeWGS84(uint64(score))
 				if d, ok := sh.within(lon, lat); ok {
-					out = append(out, geoPoint{lon: lon, lat: lat, dist: d, score: score, member: bytes.Clone(m)})
+					out = append(out, geoPoint{lon: lon, lat: lat, dist: d, score: score, ref: ref})
 				}
 				if limit > 0 && len(out) >= limit {
 					break
@@ -751,11 +752,11 @@ func geoSearch(c *Ctx, argv [][]byte, srcIdx int, flags int) {
 		return
 	}
 	if sortDir != 0 {
-		sort.SliceStable(points, func(i, j int) bool {
-			if sortDir > 0 {
-				return points[i].dist < points[j].dist
+		slices.SortStableFunc(points, func(a, b geoPoint) int {
+			if sortDir < 0 {
+				a, b = b, a
 			}
-			return points[i].dist > points[j].dist
+			return cmp.Compare(a.dist, b.dist)
 		})
 	}
 	n := len(points)
@@ -763,6 +764,9 @@ func geoSearch(c *Ctx, argv [][]byte, srcIdx int, flags int) {
 		n = int(count)
 	}
 	points = points[:n]
+	for i := range points {
+		points[i].member = z.memberAt(points[i].ref) // z is unchanged since search
+	}
 
 	if storeKey == nil {
 		opts := 0

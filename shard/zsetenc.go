@@ -387,6 +387,42 @@ func (z *zset) iter(i int, rev bool) zIter {
 	return it
 }
 
+// nextRef is next without the member: a reference to it (memberAt) and the
+// score. A scan that looks at scores first (GEOSEARCH) reads the member
+// only of the elements it keeps.
+func (it *zIter) nextRef() (int32, float64) {
+	z := it.z
+	if z.sl == nil {
+		i := it.i
+		if it.rev {
+			it.i--
+		} else {
+			it.i++
+		}
+		return int32(i), z.scores[i]
+	}
+	s := z.sl
+	nd := s.node(it.leaf)
+	t, score := nd.id[it.i], nd.key[it.i]
+	if it.rev {
+		if it.i--; it.i < 0 && nd.prev >= 0 {
+			it.leaf = nd.prev
+			it.i = int(s.node(it.leaf).n) - 1
+		}
+	} else if it.i++; it.i == int(nd.n) && nd.next >= 0 {
+		it.leaf, it.i = nd.next, 0
+	}
+	return t, score
+}
+
+// memberAt is the member nextRef referred to.
+func (z *zset) memberAt(ref int32) []byte {
+	if z.sl == nil {
+		return z.lpMember(int(ref))
+	}
+	return z.sl.mem(ref)
+}
+
 // next returns the current element and moves on; the caller knows how many
 // elements remain.
 func (it *zIter) next() ([]byte, float64) {
