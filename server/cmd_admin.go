@@ -1415,6 +1415,9 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		debugPopulate(x, argv)
 	case len(argv) == 3 && shard.EqualFold(sub, "protocol"):
 		debugProtocol(x, argv[2])
+	case len(argv) == 3 && shard.EqualFold(sub, "log"):
+		x.srv.log.Warningf("DEBUG LOG: %s", argv[2])
+		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "sleep"):
 		secs := cStrtod(argv[2])
 		if d := time.Duration(secs * float64(time.Second)); d > 0 {

@@ -62,6 +62,16 @@ func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad
 	chans := make([]chan batch, n)
 	errs := make([]error, n)
 	counts := make([]int64, n)
+	// key-load-delay (a test knob): microseconds per key, negative
+	// nanoseconds, as Redis's debugDelay paces its loader.
+	var delay time.Duration
+	if o := cfgByOpt["key-load-delay"]; o != nil {
+		if d := o.n(srv.cfg).Load(); d > 0 {
+			delay = time.Duration(d) * time.Microsecond
+		} else if d < 0 {
+			delay = time.Duration(-d)
+		}
+	}
 	var wg sync.WaitGroup
 	for i := range chans {
 		chans[i] = make(chan batch, 4)
@@ -96,6 +106,9 @@ func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad
 						db.SetExpiry(slot, e.ExpireMS)
 					}
 					counts[i]++
+					if delay > 0 {
+						time.Sleep(delay)
+					}
 				}
 			}
 		}(i)
@@ -159,11 +172,7 @@ func (srv *Server) loadRDBAtStart() error {
 		sh.Loading = false
 	}
 	if err != nil {
-		var re *rdb.Error
-		if errors.As(err, &re) {
-			return loadError(fmt.Sprintf("Short read or OOM loading DB. Unrecoverable error, aborting now. (%s: %v)", srv.cfg.DBFilename(), err))
-		}
-		return loadError(fmt.Sprintf("Fatal error loading the DB: %v. Exiting.", err))
+		return loadError(rdbLoadFailure(srv.cfg.DBFilename(), err))
 	}
 	took := time.Since(start)
 	return srv.parkAll(func() {
@@ -182,4 +191,27 @@ func (srv *Server) loadRDBAtStart() error {
 		srv.log.Noticef("Ready to accept connections tcp")
 		srv.load.active.Store(false)
 	})
+}
+
+// rdbLoadFailure is the log text of a failed load, in Redis's words
+// (rdbReportCorruptRDB, rdbLoad's eoferr), which operators grep.
+func rdbLoadFailure(file string, err error) string {
+	var re *rdb.Error
+	switch {
+	case errors.Is(err, rdb.ErrChecksum):
+		return fmt.Sprintf("Wrong RDB checksum in %s (%v). Aborting now. Internal error in RDB reading offset %d, function at rdb.c:0 -> RDB CRC error", file, err, offsetOf(err))
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Sprintf("Short read or OOM loading DB. Unrecoverable error, aborting now. (%s: %v)", file, err)
+	case errors.As(err, &re):
+		return fmt.Sprintf("Internal error in RDB reading offset %d, function at rdb.c:0 -> %v (%s)", re.Offset, re.Err, file)
+	}
+	return fmt.Sprintf("Fatal error loading the DB: %v. Exiting.", err)
+}
+
+func offsetOf(err error) int64 {
+	var re *rdb.Error
+	if errors.As(err, &re) {
+		return re.Offset
+	}
+	return 0
 }

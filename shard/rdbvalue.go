@@ -320,7 +320,7 @@ func (db *DB) objectFromValue(v *rdb.Value) (typ, enc uint8, obj Object, err err
 		compact := len(v.Hash) <= lim.entries
 		total := lpHdr
 		for _, p := range v.Hash {
-			if !compactType(v.Type) && (len(p.Field) > lim.value || len(p.Value) > lim.value) {
+			if (!compactType(v.Type) || v.Type == rdb.TypeHashZipmap) && (len(p.Field) > lim.value || len(p.Value) > lim.value) {
 				compact = false
 			}
 			total += pairLen(p.Field, p.Value)
