@@ -230,14 +230,30 @@ func (l *Log) loadFile(name string, emit func([][]byte) error, progress func(int
 		if l.rdbBase == nil {
 			return scanResult{}, fmt.Errorf("aof: %s is in RDB format (aof-use-rdb-preamble yes) and this load takes RESP files only", name)
 		}
-		// An RDB base as Redis 7 writes it (aof-use-rdb-preamble yes): the
-		// RDB and nothing after it. (A Redis 4-6 single-file AOF may hold
-		// commands after its RDB preamble; they are not read.)
-		if err := l.rdbBase(bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10)); err != nil {
-			return scanResult{}, fmt.Errorf("aof: Bad file format reading the append only file %s (RDB base): %w", name, err)
+		// An RDB base as Redis 7 writes it (aof-use-rdb-preamble yes), or
+		// the RDB preamble of a Redis 4-6 single-file AOF, whose commands
+		// follow it.
+		n, err := l.rdbBase(bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10))
+		if err != nil {
+			return scanResult{}, fmt.Errorf("aof: Bad file format reading the append only file %s (RDB preamble): %w", name, err)
 		}
-		progress(size)
-		return scanResult{Size: size, GoodUpTo: size}, nil
+		progress(n)
+		if n >= size {
+			return scanResult{Size: size, GoodUpTo: size}, nil
+		}
+		res, err := scanFile(&offsetFile{File: f, off: n}, size-n, emit, progress)
+		res.Size += n
+		res.GoodUpTo += n
+		if !res.ok() {
+			res.BadAt += n
+		}
+		if res.NextGroup >= 0 {
+			res.NextGroup += n
+		}
+		if err != nil {
+			return res, fmt.Errorf("aof: Unrecoverable error reading the append only file %s: %w", name, err)
+		}
+		return res, nil
 	}
 	res, err := scanFile(f, size, emit, progress)
 	if err != nil {
@@ -249,6 +265,15 @@ func (l *Log) loadFile(name string, emit func([][]byte) error, progress func(int
 	}
 	return res, nil
 }
+
+// offsetFile is a File seen from off on (ReadAt, which scanFile uses): the
+// commands after an RDB preamble.
+type offsetFile struct {
+	File
+	off int64
+}
+
+func (o *offsetFile) ReadAt(p []byte, at int64) (int, error) { return o.File.ReadAt(p, at+o.off) }
 
 // isRDB reports whether the file starts with the RDB signature, as
 // Redis's loader checks for an RDB base or preamble.

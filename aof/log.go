@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redshard/redshard/aof/rdb"
 )
 
 // Log levels for Options.Logf, in the order of Redis's loglevel option.
@@ -57,9 +60,12 @@ type Options struct {
 	Timestamps bool
 	// RDB reads a file in RDB format (an RDB base) where it stands among
 	// the files a load replays; nil refuses one.
-	RDB  func(r io.Reader) error
-	FS   FS                                          // nil: the real file system
-	Logf func(level int, format string, args ...any) // nil: discard
+	RDB func(r io.Reader) (int64, error)
+	// RDBBase makes the empty base a new folder starts with an RDB file
+	// (aof-use-rdb-preamble yes).
+	RDBBase bool
+	FS      FS                                          // nil: the real file system
+	Logf    func(level int, format string, args ...any) // nil: discard
 
 	// Test hooks. syncEvery is the everysec fsync period (1s); retryMin and
 	// retryMax bound the backoff between retries of a failed group (10ms,
@@ -83,7 +89,7 @@ type Log struct {
 	loaded    bool
 	// rdbBase reads a file in RDB format (an RDB base, Redis's
 	// aof-use-rdb-preamble yes): Options.RDB; nil refuses one.
-	rdbBase func(r io.Reader) error
+	rdbBase func(r io.Reader) (int64, error)
 
 	// mu guards the submission queue and the error state; producers take
 	// it once per batch, the writer once per drain.
@@ -247,9 +253,26 @@ func Open(o Options) (*Log, error) {
 	if m.Base == nil && len(m.Incr) == 0 {
 		m.BaseSeq++
 		name := baseName(o.FileName, m.BaseSeq)
+		if o.RDBBase {
+			name = strings.TrimSuffix(name, aofSuffix) + rdbSuffix
+		}
 		f, err := l.fs.OpenFile(l.path(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("aof: create base file %s: %w", name, err)
+		}
+		if o.RDBBase {
+			// An empty RDB base, as Redis writes with aof-use-rdb-preamble yes.
+			w, err := rdb.NewWriter(f, rdb.DefaultOptions(), rdb.Header{CTime: time.Now().Unix(), AOFBase: true})
+			if err == nil {
+				err = w.Close()
+			}
+			if err == nil {
+				err = f.Sync()
+			}
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("aof: write base file %s: %w", name, err)
+			}
 		}
 		f.Close()
 		m.Base = &ManifestEntry{Name: name, Seq: m.BaseSeq, Type: typeBase}

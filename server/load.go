@@ -199,14 +199,14 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 	// An RDB base (aof-use-rdb-preamble yes, Redis 7's default) loads as
 	// dump.rdb does, before the files after it (rdbload.go), whichever
 	// log or folder is replayed (aofOptions' RDB).
-	srv.rdbBase = func(r io.Reader) error {
+	srv.rdbBase = func(r io.Reader) (int64, error) {
 		p.drain()
 		res, err := srv.readRDB(shards, r, &fl)
 		if err == nil {
 			srv.save.loadedKeys.Store(res.loaded)
 			srv.save.loadedExpired.Store(res.expired)
 		}
-		return err
+		return res.size, err
 	}
 	defer func() { srv.rdbBase = nil }()
 	st, err := load(func(argv [][]byte) error {

@@ -137,12 +137,13 @@ func (srv *Server) aofOptions(fresh bool) aof.Options {
 		LoadTruncated: cfg.AOFLoadTruncated(),
 		Timestamps:    cfg.AOFTimestampEnabled(),
 		Fresh:         fresh,
-		RDB: func(r io.Reader) error { // an RDB base: loadLog's reader
+		RDB: func(r io.Reader) (int64, error) { // an RDB base: loadLog's reader
 			if srv.rdbBase == nil {
-				return errors.New("an RDB base outside a load")
+				return 0, errors.New("an RDB base outside a load")
 			}
 			return srv.rdbBase(r)
 		},
+		RDBBase: cfg.AOFUseRDBPreamble(),
 		Logf: func(level int, format string, args ...any) {
 			srv.log.Logf(LogLevel(level), format, args...)
 		},

@@ -28,6 +28,7 @@ const rdbLoadBatch = 512
 
 type rdbLoadResult struct {
 	loaded, expired int64
+	size            int64 // bytes the RDB took (rdb.Summary.Size)
 }
 
 // loadRDB loads the RDB file at path into shards (owned by the caller),
@@ -135,7 +136,10 @@ func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad
 			return nil
 		},
 	}
-	_, rerr := rdb.Read(r, h)
+	sum, rerr := rdb.Read(r, h)
+	if sum != nil {
+		res.size = sum.Size
+	}
 	for i := range chans {
 		if rerr == nil && len(pending[i]) > 0 {
 			chans[i] <- pending[i]

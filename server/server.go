@@ -64,7 +64,7 @@ type Server struct {
 	rw      rewriteStatus
 	save    saveStatus // BGSAVE, SAVE (snapshot.go)
 	// rdbBase reads an RDB base during loadLog (load.go); nil otherwise.
-	rdbBase func(r io.Reader) error
+	rdbBase func(r io.Reader) (int64, error)
 	rwLimit rewriteLimiter // automatic rewrites after failures (loop 0)
 	// aofFlushSleep is DEBUG AOF-FLUSH-SLEEP, in microseconds.
 	aofFlushSleep atomic.Int64

@@ -325,3 +325,37 @@ func TestBadManifestLogsAfterTheBanner(t *testing.T) {
 		t.Fatalf("exit %d, PID line at %d, last line %q; want 1, a PID line, and the missing file last\n%s", code, pid, last, out)
 	}
 }
+
+// TestAOFOldSingleFileWithRDBPreamble: a Redis 4-6 appendonly.aof is an
+// RDB preamble followed by commands; redshard upgrades it to a folder and
+// loads both parts.
+func TestAOFOldSingleFileWithRDBPreamble(t *testing.T) {
+	src := t.TempDir()
+	s := startServerIn(t, src, "--appendonly", "no")
+	p := mustDialP(t, s.Addr)
+	p.mustDo(t, "SET", "k1", "v1")
+	p.mustDo(t, "RPUSH", "l", "a", "b")
+	p.mustDo(t, "SAVE")
+	p.close()
+	s.stop()
+	preamble, err := os.ReadFile(filepath.Join(src, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tail := "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$2\r\nk3\r\n$2\r\nv3\r\n*3\r\n$5\r\nRPUSH\r\n$1\r\nl\r\n$1\r\nc\r\n"
+	if err := os.WriteFile(filepath.Join(dir, "appendonly.aof"), append(preamble, tail...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = startServerIn(t, dir, "--appendonly", "yes")
+	p = mustDialP(t, s.Addr)
+	defer p.close()
+	for k, want := range map[string]string{"k1": "v1", "k3": "v3"} {
+		if r := p.mustDo(t, "GET", k); r.s != want {
+			t.Errorf("GET %s = %q, want %q", k, r.s, want)
+		}
+	}
+	if r := p.mustDo(t, "LRANGE", "l", "0", "-1"); r.String() != `["a" "b" "c"]` {
+		t.Errorf("LRANGE l = %s", r)
+	}
+}

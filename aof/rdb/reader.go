@@ -25,6 +25,9 @@ type Summary struct {
 	Checked  bool   // the checksum was verified
 	Keys     int    // keys handed to Handler.Key
 	Empty    int    // empty collections skipped, as Redis skips them (never streams)
+	// Size is the bytes the file took, up to its checksum: what follows
+	// (the commands after an AOF's RDB preamble) is not read.
+	Size int64
 }
 
 // Read parses a whole RDB file, versions 1 to Version, from r.
@@ -84,6 +87,7 @@ func read(d *decoder, h *Handler) (*Summary, error) {
 					s.Checked = true
 				}
 			}
+			s.Size = d.offset()
 			return s, nil
 		case OpSelectDB:
 			db, err := d.length()
