@@ -76,10 +76,10 @@ func rdbDataCmds(expireAt int64) [][]string {
 	add(a...)
 	add("HSET", "h:small", "f1", "v1", "f2", "v2", "n", "3") // listpack
 	a = []string{"HSET", "h:big"}
-	for i := 0; i < 300; i++ {
+	for i := 0; i < 600; i++ {
 		a = append(a, "field-"+strconv.Itoa(i), "value-"+strconv.Itoa(i*i))
 	}
-	add(a...)                                                         // > 128 fields: hashtable
+	add(a...)                                                         // > 512 fields: hashtable
 	add("HSET", "h:longval", "f", strings.Repeat("v", 100), "g", "1") // > 64 bytes: hashtable
 	add("ZADD", "z:small", "inf", "pinf", "-inf", "ninf", "1.5", "a", "0.1", "b", "-2.25", "c", "3", "d", "1e-7", "tiny")
 	a = []string{"ZADD", "z:big"}
@@ -341,6 +341,17 @@ func TestRDBSaveLoadsInRedis(t *testing.T) {
 	want := takeRDBSnapshot(t, s.Addr, rdbDBs)
 	if len(want.keys) < 30 {
 		t.Fatalf("only %d keys built", len(want.keys))
+	}
+	// the data set has every encoding
+	for k, enc := range map[string]string{
+		"0/s:raw": "raw", "0/s:int": "int", "0/s:emb": "embstr", "0/l:small": "quicklist", "0/l:big": "quicklist",
+		"0/st:int": "intset", "0/st:str": "hashtable", "0/st:bigint": "hashtable", "0/h:small": "listpack",
+		"0/h:big": "hashtable", "0/h:longval": "hashtable", "0/z:small": "listpack", "0/z:big": "skiplist",
+		"0/z:longmember": "skiplist",
+	} {
+		if got := want.keys[k].enc; got != enc {
+			t.Errorf("redshard's OBJECT ENCODING of %s is %q, want %q", k, got, enc)
+		}
 	}
 	path := filepath.Join(dir, "dump.rdb")
 
