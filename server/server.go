@@ -131,7 +131,7 @@ type Loop struct {
 	snap      *loopSnap    // this shard's part of a BGSAVE in progress (snapshot.go)
 	dirtyPub  atomic.Int64 // stats.dirty as of the last cron, for the save schedule
 	rwStep    gnet.Runnable
-	rwRun     int          // rewrite steps run since the loop last served a client (rewrite.go)
+	rwRun     time.Time    // start of the rewrite steps run since the loop last served a client (rewrite.go)
 	rwReads   int64        // stats.reads at the last step
 	heldCount atomic.Int32 // clients whose replies wait for the log
 	blk       loopBlocking
