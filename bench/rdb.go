@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"math/rand"
 	"net"
 	"os"
@@ -200,7 +201,8 @@ func (h *harness) rdbGroup() {
 	r := h.res
 	m := h.rdbMixSize()
 	r.sec(fmt.Sprintf("rdb: ~%s keys (%s SETs -r %d -d 100, and %s each of HSET/RPUSH/SADD/ZADD of 10 elements)",
-		humanCount(m.strKeys+4*m.collReq), humanCount(m.strReq), m.strKeys, humanCount(m.collReq)))
+		humanCount(int(float64(m.strKeys)*(1-math.Exp(-float64(m.strReq)/float64(m.strKeys))))+4*m.collReq),
+		humanCount(m.strReq), m.strKeys, humanCount(m.collReq)))
 	fSave := r.fig("SAVE time", fSeconds, "", 0)
 	fBg := r.fig("BGSAVE time, 50 clients writing", fSeconds, "", 0)
 	fRSS0 := r.fig("RSS before BGSAVE (with the writers)", fMB, "", 0)
