@@ -200,8 +200,8 @@ func (g *getProbe) close() {
 func (h *harness) rdbGroup() {
 	r := h.res
 	m := h.rdbMixSize()
-	r.sec(fmt.Sprintf("rdb: ~%s keys (%s SETs -r %d -d 100, and %s each of HSET/RPUSH/SADD/ZADD of 10 elements)",
-		humanCount(int(float64(m.strKeys)*(1-math.Exp(-float64(m.strReq)/float64(m.strKeys))))+4*m.collReq),
+	r.sec(fmt.Sprintf("rdb: ~%.2fM keys (%s SETs -r %d -d 100, and %s each of HSET/RPUSH/SADD/ZADD of 10 elements)",
+		(float64(m.strKeys)*(1-math.Exp(-float64(m.strReq)/float64(m.strKeys)))+4*float64(m.collReq))/1e6,
 		humanCount(m.strReq), m.strKeys, humanCount(m.collReq)))
 	fSave := r.fig("SAVE time", fSeconds, "", 0)
 	fBg := r.fig("BGSAVE time, 50 clients writing", fSeconds, "", 0)
