@@ -500,22 +500,14 @@ func allowedCPUs() []int {
 	return out
 }
 
-// Servers listen on ports of 36000-36999 only.
-const benchPortLo, benchPortN = 36000, 1000
-
-// freePort returns a port of that range on 127.0.0.1 that was free a moment
-// ago, tried from a random start.
+// freePort returns a port on 127.0.0.1 that was free a moment ago.
 func freePort() (int, error) {
-	start := int(time.Now().UnixNano()/1000+int64(os.Getpid())) % benchPortN
-	for i := 0; i < benchPortN; i++ {
-		p := benchPortLo + (start+i*7919)%benchPortN
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err == nil {
-			l.Close()
-			return p, nil
-		}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("no free port in %d-%d", benchPortLo, benchPortLo+benchPortN-1)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func dirSize(dir string) int64 {
