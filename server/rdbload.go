@@ -58,6 +58,7 @@ func (srv *Server) readRDB(shards []*shard.Shard, r io.Reader, fl *funcLoad) (re
 // readRDBMerge is readRDB; with merge a key already in the shards is
 // replaced, else it is an error (DEBUG RELOAD NOFLUSH [MERGE]).
 func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad, merge bool) (res rdbLoadResult, err error) {
+	defer gcLoading()()
 	n := len(shards)
 	type batch []rdb.Entry
 	chans := make([]chan batch, n)

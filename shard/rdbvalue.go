@@ -307,12 +307,8 @@ func (db *DB) objectFromValue(v *rdb.Value) (typ, enc uint8, obj Object, err err
 			z.data = append(z.data, m.Member...)
 			z.ends[i] = uint32(len(z.data))
 		}
-		seen := make(map[string]struct{}, len(zs))
-		for _, m := range zs {
-			if _, dup := seen[string(m.Member)]; dup {
-				return 0, 0, nil, errDuplicate
-			}
-			seen[string(m.Member)] = struct{}{}
+		if hasDup(len(zs), func(i int) []byte { return zs[i].Member }) {
+			return 0, 0, nil, errDuplicate
 		}
 		return TypeZSet, z.encoding(), z, nil
 	case rdb.KindHash:
@@ -330,13 +326,11 @@ func (db *DB) objectFromValue(v *rdb.Value) (typ, enc uint8, obj Object, err err
 		}
 		h := &hashObj{}
 		if compact {
-			seen := make(map[string]struct{}, len(v.Hash))
+			if hasDup(len(v.Hash), func(i int) []byte { return v.Hash[i].Field }) {
+				return 0, 0, nil, errDuplicate
+			}
 			h.lp = growBytes(nil, total)[:lpHdr]
 			for _, p := range v.Hash {
-				if _, dup := seen[string(p.Field)]; dup {
-					return 0, 0, nil, errDuplicate
-				}
-				seen[string(p.Field)] = struct{}{}
 				h.lp = appendPair(h.lp, p.Field, p.Value)
 			}
 			h.setLpLen(len(v.Hash))
@@ -431,6 +425,32 @@ func (db *DB) SetAccess(slot int32, freq, idle int64) bool {
 		now := db.sh.Now() / 1000
 		e.lru = uint32(max(now-idle, 0))
 		return true
+	}
+	return false
+}
+
+// hasDup reports whether two of the n strings at(i) are equal: by pairs
+// for the few elements of a compact value (a map per loaded value was a
+// load's biggest allocation after the strings), by a map beyond.
+func hasDup(n int, at func(i int) []byte) bool {
+	if n <= 32 {
+		for i := 1; i < n; i++ {
+			a := at(i)
+			for j := 0; j < i; j++ {
+				if bytes.Equal(a, at(j)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make(map[string]struct{}, n)
+	for i := 0; i < n; i++ {
+		k := at(i)
+		if _, dup := seen[string(k)]; dup {
+			return true
+		}
+		seen[string(k)] = struct{}{}
 	}
 	return false
 }

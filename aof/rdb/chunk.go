@@ -23,16 +23,19 @@ func AppendSelectDB(dst []byte, db int) []byte {
 // AppendKey appends a key item: its expiry (expireMS >= 0: absolute Unix
 // ms), its value's type, the key and the value, as Writer.Key writes it.
 func AppendKey(dst []byte, key []byte, expireMS int64, v *Value, opts *Options) ([]byte, error) {
-	t, body, err := appendValueBody(nil, v, opts)
-	if err != nil {
-		return dst, err
-	}
+	start := len(dst)
 	if expireMS >= 0 {
 		dst = binary.LittleEndian.AppendUint64(append(dst, OpExpireTimeMS), uint64(expireMS))
 	}
-	dst = append(dst, t)
+	at := len(dst)
+	dst = append(dst, 0) // the type, known once the body is written
 	dst = AppendString(dst, key, opts.Compress)
-	return append(dst, body...), nil
+	t, out, err := appendValueBody(dst, v, opts)
+	if err != nil {
+		return dst[:start], err
+	}
+	out[at] = t
+	return out, nil
 }
 
 // Raw writes items made by AppendSelectDB and AppendKey (a chunk).

@@ -20,6 +20,26 @@ type decoder struct {
 	crcPos int // bytes of buf before this are in crc
 	crc    uint64
 	base   int64 // input offset of buf[0]
+	// arena holds the small strings read, one allocation for many: a load
+	// of a million keys made one for every key, field and value, and the
+	// collector's work came with them. Strings handed out are never
+	// overwritten, so they stay valid as long as they are referenced.
+	arena []byte
+}
+
+const (
+	arenaChunk = 64 << 10
+	arenaMax   = 256 // strings up to this size come from the arena
+)
+
+// small copies p into the arena.
+func (d *decoder) small(p []byte) []byte {
+	if cap(d.arena)-len(d.arena) < len(p) {
+		d.arena = make([]byte, 0, arenaChunk)
+	}
+	n := len(d.arena)
+	d.arena = append(d.arena, p...)
+	return d.arena[n : n+len(p) : n+len(p)]
 }
 
 func newBytesDecoder(b []byte) *decoder { return &decoder{buf: b} }
@@ -108,10 +128,22 @@ func (d *decoder) bytes(n uint64) ([]byte, error) {
 		if n > uint64(len(d.buf)-d.pos) {
 			return nil, ErrShort
 		}
-		out := make([]byte, n)
-		copy(out, d.buf[d.pos:])
+		var out []byte
+		if n <= arenaMax {
+			out = d.small(d.buf[d.pos : d.pos+int(n)])
+		} else {
+			out = make([]byte, n)
+			copy(out, d.buf[d.pos:])
+		}
 		d.pos += int(n)
 		return out, nil
+	}
+	if n <= arenaMax {
+		p, err := d.view(int(n))
+		if err != nil {
+			return nil, err
+		}
+		return d.small(p), nil
 	}
 	out := make([]byte, 0, min(n, chunk))
 	for n > 0 {

@@ -1,6 +1,9 @@
 package rdb
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // LZF limits: a literal run is 1..32 bytes, a match 3..264 bytes at a
 // distance of 1..8192.
@@ -19,8 +22,38 @@ var ErrLZF = errors.New("rdb: invalid LZF compressed string")
 // longer than the input (incompressible data costs one byte per 32);
 // callers that want a saving check the length, as AppendString does.
 func LZFCompress(in []byte) []byte {
-	out := make([]byte, 0, len(in)+len(in)/lzfMaxLit+1)
-	var table [1 << lzfHLog]int32 // hash of 3 bytes -> position+1 (0: none)
+	st := lzfPool.Get().(*lzfState)
+	out := append([]byte(nil), st.compress(in)...)
+	lzfPool.Put(st)
+	return out
+}
+
+// lzfState is a compressor's hash table, reused across calls without
+// being cleared: an entry holds base+position+1, and only entries above
+// the current base belong to this call (a 64 KB table cleared for every
+// 100-byte value was most of a SAVE's time).
+type lzfState struct {
+	table [1 << lzfHLog]uint32
+	base  uint32
+	out   []byte
+}
+
+var lzfPool = sync.Pool{New: func() any { return new(lzfState) }}
+
+// compress compresses in into st.out, which it returns (valid until the
+// next call).
+func (st *lzfState) compress(in []byte) []byte {
+	if uint64(st.base)+uint64(len(in))+2 >= 1<<32 {
+		st.table = [1 << lzfHLog]uint32{}
+		st.base = 0
+	}
+	base := st.base
+	st.base += uint32(len(in)) + 1
+	table := &st.table
+	out := st.out[:0]
+	if need := len(in) + len(in)/lzfMaxLit + 1; cap(out) < need {
+		out = make([]byte, 0, need)
+	}
 	hash := func(i int) uint32 {
 		v := uint32(in[i])<<16 | uint32(in[i+1])<<8 | uint32(in[i+2])
 		return (v * 2654435761) >> (32 - lzfHLog)
@@ -36,8 +69,11 @@ func LZFCompress(in []byte) []byte {
 	i := 0
 	for i+2 < len(in) {
 		h := hash(i)
-		ref := int(table[h]) - 1
-		table[h] = int32(i + 1)
+		ref := -1
+		if v := table[h]; v > base {
+			ref = int(v - base - 1)
+		}
+		table[h] = base + uint32(i) + 1
 		if ref >= 0 && i-ref <= lzfMaxOff &&
 			in[ref] == in[i] && in[ref+1] == in[i+1] && in[ref+2] == in[i+2] {
 			// A match of at least 3: extend it (it may overlap i).
@@ -56,7 +92,7 @@ func LZFCompress(in []byte) []byte {
 			// Index the positions the match covers, so later matches can
 			// start inside it.
 			for j := i + 1; j < i+n && j+2 < len(in); j++ {
-				table[hash(j)] = int32(j + 1)
+				table[hash(j)] = base + uint32(j) + 1
 			}
 			i += n
 			continue
@@ -75,6 +111,9 @@ func LZFCompress(in []byte) []byte {
 		}
 	}
 	flush(len(in))
+	if cap(out) <= 1<<20 {
+		st.out = out
+	}
 	return out
 }
 

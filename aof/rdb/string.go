@@ -3,6 +3,7 @@ package rdb
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"strconv"
 )
 
@@ -21,7 +22,7 @@ const lzfMaxRatio = lzfMaxRef / 3
 // longer than 20 bytes, LZF when that saves at least 4 bytes, else raw.
 func AppendString(dst []byte, s []byte, compress bool) []byte {
 	if len(s) <= 11 {
-		if v, err := strconv.ParseInt(string(s), 10, 32); err == nil && strconv.FormatInt(v, 10) == string(s) {
+		if v, ok := canonicalInt(s); ok && v >= math.MinInt32 && v <= math.MaxInt32 {
 			switch {
 			case v >= -1<<7 && v < 1<<7:
 				return append(dst, lenEnc<<6|EncInt8, byte(v))
@@ -33,12 +34,16 @@ func AppendString(dst []byte, s []byte, compress bool) []byte {
 		}
 	}
 	if compress && len(s) > 20 {
-		if c := LZFCompress(s); len(c) <= len(s)-4 {
+		st := lzfPool.Get().(*lzfState)
+		if c := st.compress(s); len(c) <= len(s)-4 {
 			dst = append(dst, lenEnc<<6|EncLZF)
 			dst = AppendLen(dst, uint64(len(c)))
 			dst = AppendLen(dst, uint64(len(s)))
-			return append(dst, c...)
+			dst = append(dst, c...)
+			lzfPool.Put(st)
+			return dst
 		}
+		lzfPool.Put(st)
 	}
 	dst = AppendLen(dst, uint64(len(s)))
 	return append(dst, s...)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Options are the settings that shape what the writer produces, named
@@ -212,14 +213,33 @@ func DecodeDump(payload []byte) (Value, error) {
 // canonicalInt reports whether s is the canonical decimal text of an
 // int64 (Redis's string2ll), and its value.
 func canonicalInt(s []byte) (int64, bool) {
+	// By hand: strconv.ParseInt allocates an error for every string that is
+	// not a number, most of a SAVE's allocations.
 	if len(s) == 0 || len(s) > 20 {
 		return 0, false
 	}
-	v, err := strconv.ParseInt(string(s), 10, 64)
-	if err != nil || strconv.FormatInt(v, 10) != string(s) {
+	neg := s[0] == '-'
+	d := s
+	if neg {
+		d = s[1:]
+	}
+	if len(d) == 0 || len(d) > 19 || d[0] == '0' && len(d) > 1 || neg && d[0] == '0' {
 		return 0, false
 	}
-	return v, true
+	var u uint64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	switch {
+	case neg && u <= 1<<63:
+		return int64(-u), true // -u wraps to MinInt64 for 1<<63
+	case !neg && u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
 }
 
 var errNaN = errors.New("rdb: sorted set score is NaN")
@@ -249,8 +269,7 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 				return 0, dst, errNaN
 			}
 		}
-		z := slices.Clone(v.ZSet)
-		slices.SortFunc(z, func(a, b ZMember) int {
+		byScore := func(a, b ZMember) int {
 			if a.Score != b.Score {
 				if a.Score < b.Score {
 					return -1
@@ -258,18 +277,30 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 				return 1
 			}
 			return bytes.Compare(a.Member, b.Member)
-		})
+		}
+		z := v.ZSet
+		if !slices.IsSortedFunc(z, byScore) { // a sorted set's own walk is
+			z = slices.Clone(z)
+			slices.SortFunc(z, byScore)
+		}
 		small := len(z) <= o.ZSetMaxListpackEntries
 		for i := 0; small && i < len(z); i++ {
 			small = len(z[i].Member) <= o.ZSetMaxListpackValue
 		}
 		if small {
-			lp := newListpack(2 * len(z))
+			n := 0
+			for _, m := range z {
+				n += len(m.Member) + 16
+			}
+			sp := scratchListpack(n)
+			lp := *sp
 			for _, m := range z {
 				lp = lpAppend(lp, m.Member)
 				lp = lpAppendScore(lp, m.Score)
 			}
-			return TypeZSetListpack, AppendString(dst, lpFinish(lp, 2*len(z)), c), nil
+			dst = AppendString(dst, lpFinish(lp, 2*len(z)), c)
+			releaseListpack(sp, lp)
+			return TypeZSetListpack, dst, nil
 		}
 		// As Redis, from the skiplist's tail to its head.
 		dst = AppendLen(dst, uint64(len(z)))
@@ -284,11 +315,18 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 			small = len(v.Hash[i].Field) <= o.HashMaxListpackValue && len(v.Hash[i].Value) <= o.HashMaxListpackValue
 		}
 		if small {
-			lp := newListpack(2 * len(v.Hash))
+			n := 0
+			for _, f := range v.Hash {
+				n += len(f.Field) + len(f.Value) + 12
+			}
+			sp := scratchListpack(n)
+			lp := *sp
 			for _, f := range v.Hash {
 				lp = lpAppend(lpAppend(lp, f.Field), f.Value)
 			}
-			return TypeHashListpack, AppendString(dst, lpFinish(lp, 2*len(v.Hash)), c), nil
+			dst = AppendString(dst, lpFinish(lp, 2*len(v.Hash)), c)
+			releaseListpack(sp, lp)
+			return TypeHashListpack, dst, nil
 		}
 		dst = AppendLen(dst, uint64(len(v.Hash)))
 		for _, f := range v.Hash {
@@ -327,16 +365,25 @@ func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 		elem  []byte
 		count int
 	}
+	limit := 8192
+	if fill < 0 && -fill-1 < len(levels) {
+		limit = levels[-fill-1]
+	}
+	rem := 0 // the bytes the items left will take in listpacks, about
+	for _, it := range items {
+		rem += len(it) + 7
+	}
 	var nodes []node
 	var cur *node
 	for _, it := range items {
+		rem -= len(it) + 7
 		if len(it) >= plainThreshold {
 			nodes = append(nodes, node{elem: it, count: 1})
 			cur = nil
 			continue
 		}
 		if cur == nil || !allow(len(cur.lp)+1, cur.count, len(it)) {
-			nodes = append(nodes, node{lp: newListpack(0)})
+			nodes = append(nodes, node{lp: make([]byte, 6, 7+min(rem+len(it)+7, limit+16))})
 			cur = &nodes[len(nodes)-1]
 		}
 		cur.lp = lpAppend(cur.lp, it)
@@ -390,6 +437,27 @@ func appendIntset(dst []byte, members [][]byte, compress bool) ([]byte, bool) {
 		}
 	}
 	return AppendString(dst, b, compress), true
+}
+
+// listpackPool holds the scratch listpacks of hashes and sorted sets, which
+// are copied into the output once finished.
+var listpackPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// scratchListpack is a started listpack with room for about n bytes.
+func scratchListpack(n int) *[]byte {
+	sp := listpackPool.Get().(*[]byte)
+	if cap(*sp) < n+7 {
+		*sp = make([]byte, 0, n+7)
+	}
+	*sp = (*sp)[:6]
+	return sp
+}
+
+func releaseListpack(sp *[]byte, lp []byte) {
+	if cap(lp) <= 64<<10 {
+		*sp = lp[:0]
+		listpackPool.Put(sp)
+	}
 }
 
 // newListpack starts a listpack: 6 header bytes, filled by lpFinish.
