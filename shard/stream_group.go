@@ -501,6 +501,24 @@ func streamNoGroup(c *Ctx, key, gname []byte) {
 	c.Err("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(gname) + "'")
 }
 
+// streamGroupLookup finds key's stream and its group gname, answering
+// WRONGTYPE or NOGROUP (ok false) when there is none.
+func streamGroupLookup(c *Ctx, db *DB, key, gname []byte) (*streamObj, int32, *streamGroup, bool) {
+	s, slot, ok := streamLookup(c, db, key, false)
+	if !ok {
+		return nil, -1, nil, false
+	}
+	var g *streamGroup
+	if s != nil {
+		g = s.group(gname)
+	}
+	if g == nil {
+		streamNoGroup(c, key, gname)
+		return nil, -1, nil, false
+	}
+	return s, slot, g, true
+}
+
 // XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms]
 // [RETRYCOUNT n] [FORCE] [JUSTID] [LASTID id] (Redis 7.0's xclaimCommand).
 // It is logged as the XCLAIMs it amounts to, each with the resolved TIME,
@@ -509,16 +527,8 @@ func streamNoGroup(c *Ctx, key, gname []byte) {
 func cmdXclaim(c *Ctx, argv [][]byte) {
 	key, gname := argv[1], argv[2]
 	db := c.DBOf(key)
-	s, slot, ok := streamLookup(c, db, key, false)
+	s, slot, g, ok := streamGroupLookup(c, db, key, gname)
 	if !ok {
-		return
-	}
-	var g *streamGroup
-	if s != nil {
-		g = s.group(gname)
-	}
-	if g == nil {
-		streamNoGroup(c, key, gname)
 		return
 	}
 	minIdle, ok := ParseInt(argv[4])
@@ -730,16 +740,8 @@ func cmdXpending(c *Ctx, argv [][]byte) {
 		}
 	}
 	db := c.DBOf(key)
-	s, _, ok := streamLookup(c, db, key, false)
+	_, _, g, ok := streamGroupLookup(c, db, key, gname)
 	if !ok {
-		return
-	}
-	var g *streamGroup
-	if s != nil {
-		g = s.group(gname)
-	}
-	if g == nil {
-		streamNoGroup(c, key, gname)
 		return
 	}
 	if justInfo {
@@ -851,16 +853,8 @@ func cmdXautoclaim(c *Ctx, argv [][]byte) {
 		}
 	}
 	db := c.DBOf(key)
-	s, slot, ok := streamLookup(c, db, key, false)
+	s, slot, g, ok := streamGroupLookup(c, db, key, gname)
 	if !ok {
-		return
-	}
-	var g *streamGroup
-	if s != nil {
-		g = s.group(gname)
-	}
-	if g == nil {
-		streamNoGroup(c, key, gname)
 		return
 	}
 	c.Prop.Custom = true // preventCommandPropagation

@@ -426,28 +426,8 @@ func (z *zset) memberAt(ref int32) []byte {
 // next returns the current element and moves on; the caller knows how many
 // elements remain.
 func (it *zIter) next() ([]byte, float64) {
-	z := it.z
-	if z.sl == nil {
-		i := it.i
-		if it.rev {
-			it.i--
-		} else {
-			it.i++
-		}
-		return z.lpMember(i), z.scores[i]
-	}
-	s := z.sl
-	nd := s.node(it.leaf)
-	t, score := nd.id[it.i], nd.key[it.i]
-	if it.rev {
-		if it.i--; it.i < 0 && nd.prev >= 0 {
-			it.leaf = nd.prev
-			it.i = int(s.node(it.leaf).n) - 1
-		}
-	} else if it.i++; it.i == int(nd.n) && nd.next >= 0 {
-		it.leaf, it.i = nd.next, 0
-	}
-	return s.mem(t), score
+	ref, score := it.nextRef()
+	return it.z.memberAt(ref), score
 }
 
 // Object interface.
