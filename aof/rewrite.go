@@ -276,8 +276,10 @@ func (r *Rewrite) bg() {
 			if !failed {
 				err = rw.Raw(c) // counts its bytes itself (rewriteTmp)
 			}
+			n := len(c)
+			rdb.ReleaseChunk(c)
 			r.mu.Lock()
-			r.pending -= int64(len(c))
+			r.pending -= int64(n)
 			if err != nil && r.err == nil {
 				r.err = fmt.Errorf("aof: writing the AOF rewrite temp file: %w", err)
 			}

@@ -142,8 +142,10 @@ func (s *Snapshot) bg() {
 		if !failed {
 			err = s.w.Raw(c)
 		}
+		n := len(c)
+		rdb.ReleaseChunk(c)
 		s.mu.Lock()
-		s.pending -= int64(len(c))
+		s.pending -= int64(n)
 		if err != nil && s.err == nil {
 			s.err = err
 		}

@@ -184,8 +184,9 @@ func (srv *Server) dirtyNow() int64 {
 // imageKey is the StartImage callback that serializes a key into cw (a
 // key that cannot be written is cw.Err(), which fails the file).
 func imageKey(cw *rdb.ChunkWriter) func(db *shard.DB, slot int32) {
+	var v rdb.Value // reused from key to key
 	return func(db *shard.DB, slot int32) {
-		v := db.RDBValue(slot)
+		db.RDBValueInto(slot, &v)
 		exp := db.Expiry(slot)
 		if exp == 0 {
 			exp = -1

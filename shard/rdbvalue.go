@@ -30,12 +30,21 @@ var errDuplicate = errors.New("duplicate member")
 // RDBValue returns a key's value in neutral form. Its slices alias the
 // keyspace (integer set members excepted): use it before the key changes.
 func (db *DB) RDBValue(slot int32) rdb.Value {
+	var v rdb.Value
+	db.RDBValueInto(slot, &v)
+	return v
+}
+
+// RDBValueInto is RDBValue into v, reusing the room of its slices (a
+// snapshot serializes a million keys through one Value).
+func (db *DB) RDBValueInto(slot int32, v *rdb.Value) {
+	items, zs, hs := v.Items[:0], v.ZSet[:0], v.Hash[:0]
+	*v = rdb.Value{}
 	switch db.Type(slot) {
 	case TypeString:
-		return rdb.Value{Kind: rdb.KindString, Str: db.Str(slot)}
+		*v = rdb.Value{Kind: rdb.KindString, Str: db.Str(slot)}
 	case TypeList:
 		l := db.Obj(slot).(*List)
-		items := make([][]byte, 0, l.Len())
 		it := l.Iter(0, false)
 		for {
 			e, ok := it.Next()
@@ -44,45 +53,53 @@ func (db *DB) RDBValue(slot int32) rdb.Value {
 			}
 			items = append(items, e)
 		}
-		return rdb.Value{Kind: rdb.KindList, Items: items}
+		*v = rdb.Value{Kind: rdb.KindList, Items: items}
 	case TypeSet:
 		s := db.Obj(slot).(*setObj)
 		n := s.len()
-		items := make([][]byte, n)
 		if s.ht != nil {
 			for i := 0; i < n; i++ {
-				items[i] = s.ht.member(int32(i))
+				items = append(items, s.ht.member(int32(i)))
 			}
 		} else {
 			nums := make([]byte, 0, n*8)
 			for i := 0; i < n; i++ {
 				p := len(nums)
 				nums = strconv.AppendInt(nums, s.is.get(i), 10)
-				items[i] = nums[p:len(nums):len(nums)]
+				items = append(items, nums[p:len(nums):len(nums)])
 			}
 		}
-		return rdb.Value{Kind: rdb.KindSet, Items: items}
+		*v = rdb.Value{Kind: rdb.KindSet, Items: items}
 	case TypeZSet:
 		z := db.Obj(slot).(*zset)
-		n := z.Len()
-		zs := make([]rdb.ZMember, n)
-		if n > 0 {
+		if n := z.Len(); n > 0 {
 			it := z.iter(0, false)
-			for i := range zs {
-				zs[i].Member, zs[i].Score = it.next()
+			for i := 0; i < n; i++ {
+				m, sc := it.next()
+				zs = append(zs, rdb.ZMember{Member: m, Score: sc})
 			}
 		}
-		return rdb.Value{Kind: rdb.KindZSet, ZSet: zs}
+		*v = rdb.Value{Kind: rdb.KindZSet, ZSet: zs}
 	case TypeHash:
 		h := db.Obj(slot).(*hashObj)
-		hs := make([]rdb.HashField, 0, h.Len())
-		h.each(func(f, v []byte) bool {
-			hs = append(hs, rdb.HashField{Field: f, Value: v})
+		h.each(func(f, val []byte) bool {
+			hs = append(hs, rdb.HashField{Field: f, Value: val})
 			return true
 		})
-		return rdb.Value{Kind: rdb.KindHash, Hash: hs}
+		*v = rdb.Value{Kind: rdb.KindHash, Hash: hs}
+	default:
+		*v = rdb.Value{Kind: rdb.KindStream, Strm: db.Obj(slot).(*streamObj).rdbStream()}
 	}
-	return rdb.Value{Kind: rdb.KindStream, Strm: db.Obj(slot).(*streamObj).rdbStream()}
+	// The other slices' room stays for the next key.
+	if v.Items == nil {
+		v.Items = items[:0]
+	}
+	if v.ZSet == nil {
+		v.ZSet = zs[:0]
+	}
+	if v.Hash == nil {
+		v.Hash = hs[:0]
+	}
 }
 
 func rdbID(id streamID) rdb.StreamID     { return rdb.StreamID{Ms: id.ms, Seq: id.seq} }

@@ -3,6 +3,7 @@ package rdb
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 )
 
 // Files written in pieces: a snapshot taken without fork has its keys
@@ -73,7 +74,7 @@ func NewChunkWriter(opts Options, size int, hand func([]byte)) *ChunkWriter {
 // Key adds a key of database db.
 func (c *ChunkWriter) Key(db int, key []byte, expireMS int64, v *Value) error {
 	if c.buf == nil {
-		c.buf = make([]byte, 0, c.size+c.size/4)
+		c.buf = getChunk(c.size + c.size/4)
 	}
 	if c.db != db {
 		c.buf = AppendSelectDB(c.buf, db)
@@ -90,6 +91,25 @@ func (c *ChunkWriter) Key(db int, key []byte, expireMS int64, v *Value) error {
 		c.Flush()
 	}
 	return nil
+}
+
+// chunkPool recycles chunks once written (ReleaseChunk): a BGSAVE of 100 MB
+// otherwise left 100 MB of garbage for the collector, whose assists landed
+// on the loops serving clients.
+var chunkPool sync.Pool
+
+func getChunk(n int) []byte {
+	if b, ok := chunkPool.Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
+// ReleaseChunk gives a chunk handed over by a ChunkWriter back once it is
+// written; it must not be used afterwards.
+func ReleaseChunk(b []byte) {
+	b = b[:0]
+	chunkPool.Put(&b)
 }
 
 // Flush hands what is buffered over.
