@@ -151,10 +151,13 @@ func (s *streamObj) appendEntry(cfg *Tunables, id streamID, fv [][]byte) {
 	}
 	if nd != nil && (int64(len(nd.data)+size) >= maxBytes ||
 		maxEntries > 0 && int64(nd.live+nd.deleted) >= maxEntries) {
-		// Close the node at its size, as Redis shrinks a full listpack.
-		before := nd.mem()
-		nd.data = append(make([]byte, 0, len(nd.data)), nd.data...)
-		s.mem += nd.mem() - before
+		// Close the node at its size, as Redis shrinks a full listpack
+		// (when the room its first entry suggested was off by much).
+		if cap(nd.data)-len(nd.data) > len(nd.data)/8 {
+			before := nd.mem()
+			nd.data = append(make([]byte, 0, len(nd.data)), nd.data...)
+			s.mem += nd.mem() - before
+		}
 		nd = nil
 	}
 	if nd == nil {
@@ -169,6 +172,14 @@ func (s *streamObj) appendEntry(cfg *Tunables, id streamID, fv [][]byte) {
 			buf = append(buf, fv[i]...)
 			nd.mf = append(nd.mf, buf[len(buf)-len(fv[i]):len(buf):len(buf)])
 		}
+		// Room for the node as its first entry predicts it, so that it does
+		// not grow by doubling (each step garbage, which kept the RSS of a
+		// million entries at twice their size).
+		room := int64(maxBytes)
+		if maxEntries > 0 {
+			room = min(room, int64(size+2)*maxEntries)
+		}
+		nd.data = make([]byte, 0, min(room, 64<<10))
 		s.nodes = append(s.nodes, nd)
 		s.mem += nd.mem()
 		same = true
