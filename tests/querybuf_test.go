@@ -154,7 +154,7 @@ func TestBlockedClientQueryBufferFreed(t *testing.T) {
 	if l := clientLine(t, ctl, "blocked"); field(l, "qbuf")+field(l, "qbuf-free") < 16384 {
 		t.Fatalf("no read room while blocked at first: %s", l)
 	}
-	for deadline := time.Now().Add(6 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		l := clientLine(t, ctl, "blocked")
 		if field(l, "qbuf")+field(l, "qbuf-free") == 0 {
 			break
