@@ -596,7 +596,7 @@ func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) 
 	}
 	w.bool("aof_enabled", ps != nil)
 	w.bool("aof_rewrite_in_progress", rewriting)
-	w.int("aof_rewrite_scheduled", 0)
+	w.int("aof_rewrite_scheduled", b2i(srv.save.rewriteAfter.Load())) // waits for a BGSAVE (snapshot.go)
 	w.int("aof_last_rewrite_time_sec", srv.rw.lastSecs.Load())
 	w.int("aof_current_rewrite_time_sec", curRewrite)
 	w.str("aof_last_bgrewrite_status", status(srv.rw.lastOK.Load()))
