@@ -5,14 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redshard/redshard/aof/rdb"
 )
 
 // Snapshots: an RDB file (dump.rdb) written without fork.
 //
-// StartSnapshot opens a temp file beside the target (temp-<pid>-<n>.rdb in
-// the same dir, as Redis's child writes temp-<pid>.rdb) and writes the
+// StartSnapshot opens a temp file beside the target (temp-<pid>.rdb in the
+// same dir, Redis's name) and writes the
 // header and the function libraries. The server then serializes a
 // point-in-time image of the data set into chunks (rdb.ChunkWriter), from
 // as many goroutines as it likes; Hand queues each chunk and a background
@@ -39,9 +40,15 @@ type Snapshot struct {
 	bgDone  chan struct{}
 }
 
-var snapSeq struct {
-	sync.Mutex
-	n int
+// snapTemp is the temp file of the snapshot being written, if any.
+var snapTemp atomic.Pointer[string]
+
+// RemoveSnapshotTemp removes the temp file of a snapshot in progress, for
+// an exit that cannot wait for it (a second SIGINT).
+func RemoveSnapshotTemp() {
+	if p := snapTemp.Load(); p != nil {
+		_ = os.Remove(*p)
+	}
 }
 
 // StartSnapshot begins an RDB file at path.
@@ -49,12 +56,11 @@ func StartSnapshot(fs FS, path string, opts rdb.Options, h rdb.Header, functions
 	if fs == nil {
 		fs = OSFS{}
 	}
-	snapSeq.Lock()
-	snapSeq.n++
-	n := snapSeq.n
-	snapSeq.Unlock()
 	s := &Snapshot{fs: fs, path: path, bgDone: make(chan struct{})}
-	s.tmpPath = filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), n))
+	// One snapshot at a time (the server's saves exclude each other), so
+	// Redis's name: temp-<pid>.rdb.
+	s.tmpPath = filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d.rdb", os.Getpid()))
+	snapTemp.Store(&s.tmpPath)
 	f, err := fs.OpenFile(s.tmpPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %w",
@@ -180,6 +186,7 @@ func (s *Snapshot) Finish() error {
 		_ = s.fs.Remove(s.tmpPath)
 		return fmt.Errorf("Write error saving DB on disk: %w", unwrapPath(err))
 	}
+	snapTemp.Store(nil)
 	if err := s.fs.Rename(s.tmpPath, s.path); err != nil {
 		_ = s.fs.Remove(s.tmpPath)
 		return fmt.Errorf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %w",
@@ -202,6 +209,7 @@ func (s *Snapshot) Fail(err error) {
 
 // Abort stops the snapshot and removes the temp file.
 func (s *Snapshot) Abort() {
+	snapTemp.Store(nil)
 	s.seal()
 	_ = s.tmp.Close()
 	_ = s.fs.Remove(s.tmpPath)

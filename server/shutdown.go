@@ -42,6 +42,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/redshard/redshard/aof"
 )
 
 // SHUTDOWN flags (server.h).
@@ -62,9 +64,12 @@ var shutdownSigNames = []struct {
 // lastSig and exiting, and serializes the shutdown decisions.
 type shutdownState struct {
 	mu      sync.Mutex
-	asap    bool           // a signal asked for a shutdown not yet carried out (Redis shutdown_asap)
-	lastSig os.Signal      // the signal that set asap
-	exiting bool           // prepareForShutdown succeeded: the process is exiting
+	asap    bool      // a signal asked for a shutdown not yet carried out (Redis shutdown_asap)
+	lastSig os.Signal // the signal that set asap
+	exiting bool      // prepareForShutdown succeeded: the process is exiting
+	// saving: the final save runs (under mu); a SIGINT then exits at once
+	// without taking mu (Redis's handler runs inside its blocking save).
+	saving  atomic.Bool
 	paused  atomic.Bool    // DEBUG PAUSE-CRON 1
 	exitReq chan struct{}  // Run carries out the exit (capacity 1)
 	signals chan os.Signal // SIGTERM and SIGINT
@@ -85,6 +90,11 @@ func (srv *Server) initShutdown() {
 func (srv *Server) signalLoop() {
 	st := &srv.shut
 	for sig := range st.signals {
+		if sig == syscall.SIGINT && st.saving.Load() {
+			srv.log.Warningf("You insist... exiting now.")
+			aof.RemoveSnapshotTemp()
+			os.Exit(1)
+		}
 		st.mu.Lock()
 		if st.exiting {
 			st.mu.Unlock()
@@ -102,7 +112,8 @@ func (srv *Server) signalLoop() {
 		if st.asap && sig == syscall.SIGINT {
 			// A second Ctrl+C: the user wants out now, without saving.
 			srv.log.Warningf("You insist... exiting now.")
-			os.Exit(1) // not a clean shutdown
+			aof.RemoveSnapshotTemp() // a save in progress leaves no temp file (rdbRemoveTempFile)
+			os.Exit(1)               // not a clean shutdown
 		} else if srv.loading() {
 			msg = "Received shutdown signal during loading, scheduling shutdown."
 		}
@@ -110,7 +121,9 @@ func (srv *Server) signalLoop() {
 		st.asap = true
 		st.lastSig = sig
 		st.mu.Unlock()
-		srv.serveShutdownAsap()
+		// Off this goroutine, so that a second SIGINT during the final save
+		// is received (and exits at once).
+		go srv.serveShutdownAsap()
 	}
 }
 
@@ -165,7 +178,10 @@ func (srv *Server) prepareForShutdownLocked(flags int64, parked bool) bool {
 	force := flags&shutdownForce != 0
 	if flags&shutdownSave != 0 || flags&shutdownNosave == 0 && len(srv.cfg.SaveParams()) > 0 {
 		srv.log.Noticef("Saving the final RDB snapshot before exiting.")
-		if err := srv.saveForShutdown(parked); err != nil {
+		st.saving.Store(true)
+		err := srv.saveForShutdown(parked)
+		st.saving.Store(false)
+		if err != nil {
 			if !force {
 				srv.log.Warningf("Error trying to save the DB, can't exit.")
 				srv.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")

@@ -328,19 +328,32 @@ func (srv *Server) saveParked() error {
 	}
 	dirty := srv.dirtyNow()
 	cw := rdb.NewChunkWriter(srv.rdbOptions(), snapChunk, s.Hand)
+	key := imageKey(cw)
+	if d := srv.cfg.RDBKeySaveDelay(); d != 0 {
+		// rdb-key-save-delay (a test knob) slows SAVE as it slows Redis's.
+		wait := time.Duration(d) * time.Microsecond
+		if d < 0 {
+			wait = time.Duration(-d)
+		}
+		inner := key
+		key = func(db *shard.DB, slot int32) {
+			inner(db, slot)
+			time.Sleep(wait)
+		}
+	}
 	for _, sh := range srv.shards {
-		sh.StartImage(imageKey(cw))
+		sh.StartImage(key)
 		sh.RewriteAll()
 		cw.Flush()
 	}
+	// A failed SAVE leaves rdb_last_bgsave_status as it was, as Redis's
+	// rdbSave does.
 	if err := cw.Err(); err != nil {
 		s.Abort()
-		srv.save.failed.Store(true)
 		srv.log.Warningf("Write error saving DB on disk: %v", err)
 		return err
 	}
 	if err := s.Finish(); err != nil {
-		srv.save.failed.Store(true)
 		srv.log.Warningf("%v", err)
 		return err
 	}
