@@ -30,6 +30,18 @@ type streamGroup struct {
 	consumers   []*streamConsumer // sorted by name
 }
 
+// giveTo makes cons the owner of nk, moving it out of its old owner's PEL.
+func (nk *streamNACK) giveTo(cons *streamConsumer) {
+	if nk.consumer == cons {
+		return
+	}
+	if nk.consumer != nil {
+		nk.consumer.pel.delete(nk.id)
+	}
+	nk.consumer = cons
+	cons.pel.insert(nk)
+}
+
 func (g *streamGroup) consumer(name []byte) *streamConsumer {
 	i := sort.Search(len(g.consumers), func(i int) bool { return g.consumers[i].name >= string(name) })
 	if i < len(g.consumers) && g.consumers[i].name == string(name) {
@@ -652,13 +664,7 @@ func cmdXclaim(c *Ctx, argv [][]byte) {
 		if cons == nil {
 			cons = g.lookupOrCreateConsumer(c, db, key, argv[3])
 		}
-		if nk.consumer != cons {
-			if nk.consumer != nil {
-				nk.consumer.pel.delete(id)
-			}
-			nk.consumer = cons
-			cons.pel.insert(nk)
-		}
+		nk.giveTo(cons)
 		nk.deliveryTime = deliveryTime
 		if retry >= 0 {
 			nk.deliveryCount = retry
@@ -897,13 +903,7 @@ func cmdXautoclaim(c *Ctx, argv [][]byte) {
 			if cons == nil {
 				cons = g.lookupOrCreateConsumer(c, db, key, argv[3])
 			}
-			if nk.consumer != cons {
-				if nk.consumer != nil {
-					nk.consumer.pel.delete(id)
-				}
-				nk.consumer = cons
-				cons.pel.insert(nk)
-			}
+			nk.giveTo(cons)
 			nk.deliveryTime = now
 			if !justID {
 				nk.deliveryCount++

@@ -153,24 +153,7 @@ func cmdXinfoStream(c *Ctx, argv [][]byte) {
 		c.BulkStr("pel-count")
 		c.Int(int64(g.pel.len()))
 		c.BulkStr("pending")
-		n := g.pel.len()
-		if count > 0 && int64(n) > count {
-			n = int(count)
-		}
-		c.Array(n)
-		k := 0
-		g.pel.each(func(nk *streamNACK) bool {
-			if k == n {
-				return false
-			}
-			k++
-			c.Array(4)
-			c.bulkID(nk.id)
-			c.BulkStr(nk.consumer.name)
-			c.Int(nk.deliveryTime)
-			c.Int(nk.deliveryCount)
-			return true
-		})
+		replyFullPEL(c, &g.pel, count, true)
 		c.BulkStr("consumers")
 		c.Array(len(g.consumers))
 		for _, cons := range g.consumers {
@@ -182,23 +165,7 @@ func cmdXinfoStream(c *Ctx, argv [][]byte) {
 			c.BulkStr("pel-count")
 			c.Int(int64(cons.pel.len()))
 			c.BulkStr("pending")
-			n := cons.pel.len()
-			if count > 0 && int64(n) > count {
-				n = int(count)
-			}
-			c.Array(n)
-			k := 0
-			cons.pel.each(func(nk *streamNACK) bool {
-				if k == n {
-					return false
-				}
-				k++
-				c.Array(3)
-				c.bulkID(nk.id)
-				c.Int(nk.deliveryTime)
-				c.Int(nk.deliveryCount)
-				return true
-			})
+			replyFullPEL(c, &cons.pel, count, false)
 		}
 	}
 }
@@ -322,4 +289,33 @@ func cmdXsetid(c *Ctx, argv [][]byte) {
 	c.OK()
 	c.Dirty(1)
 	db.Notify(NotifyStream, "xsetid", key)
+}
+
+// replyFullPEL is XINFO STREAM FULL's list of pending entries (at most
+// count when positive): ID, the consumer's name (a group's list), delivery
+// time and count.
+func replyFullPEL(c *Ctx, pel *streamPEL, count int64, withConsumer bool) {
+	n := pel.len()
+	if count > 0 && int64(n) > count {
+		n = int(count)
+	}
+	c.Array(n)
+	k := 0
+	pel.each(func(nk *streamNACK) bool {
+		if k == n {
+			return false
+		}
+		k++
+		if withConsumer {
+			c.Array(4)
+			c.bulkID(nk.id)
+			c.BulkStr(nk.consumer.name)
+		} else {
+			c.Array(3)
+			c.bulkID(nk.id)
+		}
+		c.Int(nk.deliveryTime)
+		c.Int(nk.deliveryCount)
+		return true
+	})
 }
