@@ -59,6 +59,8 @@ func (srv *Server) readRDB(shards []*shard.Shard, r io.Reader, fl *funcLoad) (re
 // replaced, else it is an error (DEBUG RELOAD NOFLUSH [MERGE]).
 func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad, merge bool) (res rdbLoadResult, err error) {
 	defer gcLoading()()
+	srv.procsLoad(1) // every CPU for the parser and the builders (procs.go)
+	defer srv.procsLoad(-1)
 	n := len(shards)
 	type batch []rdb.Entry
 	chans := make([]chan batch, n)

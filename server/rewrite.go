@@ -134,6 +134,7 @@ func (srv *Server) startRewrite() error {
 		}
 		w.Flush()
 	}
+	srv.procsFor(1) // a P for the base's writer goroutine (procs.go)
 	for _, l := range srv.loops {
 		l.startRewrite(r, rdbBase)
 	}
@@ -341,6 +342,7 @@ func (srv *Server) abortRewrite() bool {
 		}
 	}
 	r.Abort()
+	srv.procsFor(-1)
 	srv.rw.lastSecs.Store((time.Now().UnixMilli() - srv.rw.started.Load()) / 1000)
 	srv.rw.active.Store(false)
 	return true
@@ -351,6 +353,7 @@ func (srv *Server) finishRewrite(r *aof.Rewrite) {
 	if !srv.rw.cur.CompareAndSwap(r, nil) {
 		return // aborted meanwhile (abortRewrite did the accounting)
 	}
+	srv.procsFor(-1)
 	secs := (time.Now().UnixMilli() - srv.rw.started.Load()) / 1000
 	srv.rw.lastSecs.Store(secs)
 	srv.rw.count.Add(1)

@@ -215,6 +215,7 @@ func (srv *Server) startSnapshot() error {
 	srv.save.cur.Store(s)
 	srv.save.remaining.Store(int32(len(srv.loops)))
 	srv.log.Noticef("Background saving started")
+	srv.procsFor(1) // a P for the writer goroutine (procs.go)
 	for _, l := range srv.loops {
 		l.startSnap(s)
 	}
@@ -257,6 +258,7 @@ func (srv *Server) finishSnapshot(s *aof.Snapshot) {
 	if !srv.save.cur.CompareAndSwap(s, nil) {
 		return // aborted meanwhile
 	}
+	srv.procsFor(-1)
 	srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
 	if err != nil {
 		srv.save.failed.Store(true)
@@ -307,6 +309,7 @@ func (srv *Server) abortSnapshot() bool {
 		}
 	}
 	s.Abort()
+	srv.procsFor(-1)
 	srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
 	srv.save.active.Store(false) // stopped, not failed: the status stays (Redis's SIGUSR1)
 	return true
