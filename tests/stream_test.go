@@ -890,7 +890,7 @@ func TestStreamAOFInteropWithRedis(t *testing.T) {
 	}
 	cmds := streamInteropCmds()
 	redshardArgs := aofArgs("always", "--shards", "2", "--aof-use-rdb-preamble", "no") // RESP bases: the commands Redis's rewrite writes
-	var built [2]map[string]string // by redshard, by redis-server; delivery times masked
+	var built [2]map[string]string                                                     // by redshard, by redis-server; delivery times masked
 	// deletedPending checks that the writer's streams had pending entries
 	// of deleted entries, the case the reload drops.
 	deletedPending := func(t *testing.T, before map[string]rreply) {
