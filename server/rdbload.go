@@ -70,11 +70,7 @@ func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad
 	// nanoseconds, as Redis's debugDelay paces its loader.
 	var delay time.Duration
 	if o := cfgByOpt["key-load-delay"]; o != nil {
-		if d := o.n(srv.cfg).Load(); d > 0 {
-			delay = time.Duration(d) * time.Microsecond
-		} else if d < 0 {
-			delay = time.Duration(-d)
-		}
+		delay = debugDelay(o.n(srv.cfg).Load())
 	}
 	var wg sync.WaitGroup
 	for i := range chans {

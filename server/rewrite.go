@@ -309,11 +309,7 @@ func (srv *Server) newSysClient() *Client {
 // without stopping the loop. The wait ends early when the option is set
 // back to 0 or the rewrite is stopped.
 func (l *Loop) delayStep(d, keys int64) {
-	wait := time.Duration(d) * time.Microsecond
-	if d < 0 {
-		wait = time.Duration(-d)
-	}
-	wait *= time.Duration(keys)
+	wait := debugDelay(d) * time.Duration(keys)
 	for end := time.Now().Add(wait); ; {
 		left := time.Until(end)
 		if left <= 0 || l.srv.cfg.RDBKeySaveDelay() == 0 {
@@ -322,6 +318,16 @@ func (l *Loop) delayStep(d, keys int64) {
 		time.Sleep(min(left, 20*time.Millisecond))
 	}
 	_ = l.el.Execute(context.Background(), l.rwStep)
+}
+
+// debugDelay is the wait of one key under a test knob (rdb-key-save-delay,
+// key-load-delay): microseconds, or nanoseconds when negative, as Redis's
+// debugDelay.
+func debugDelay(d int64) time.Duration {
+	if d < 0 {
+		return time.Duration(-d)
+	}
+	return time.Duration(d) * time.Microsecond
 }
 
 // rewriteDelayedSlots is a step's size while rdb-key-save-delay is set.

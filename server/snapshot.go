@@ -334,10 +334,7 @@ func (srv *Server) saveParked() error {
 	key := imageKey(cw)
 	if d := srv.cfg.RDBKeySaveDelay(); d != 0 {
 		// rdb-key-save-delay (a test knob) slows SAVE as it slows Redis's.
-		wait := time.Duration(d) * time.Microsecond
-		if d < 0 {
-			wait = time.Duration(-d)
-		}
+		wait := debugDelay(d)
 		inner := key
 		key = func(db *shard.DB, slot int32) {
 			inner(db, slot)

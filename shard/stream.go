@@ -619,13 +619,14 @@ func cmdXdel(c *Ctx, argv [][]byte) {
 	}
 	deleted := 0
 	for _, id := range ids {
-		if !s.exists(id) {
+		ni, at, ok := s.find(id)
+		if !ok {
 			continue
 		}
 		if deleted == 0 {
-			db.Modify(slot)
+			db.Modify(slot) // reads the stream (rewrite, WATCH, memory), never moves its nodes
 		}
-		s.remove(id)
+		s.markDeleted(ni, at)
 		if id.cmp(s.maxDeletedID) > 0 {
 			s.maxDeletedID = id
 		}

@@ -565,6 +565,15 @@ func cmdXclaim(c *Ctx, argv [][]byte) {
 	deliveryTime, retry := int64(-1), int64(-1)
 	force, justID := false, false
 	var lastID streamID
+	// intArg reads option argv[j]'s integer argument (moving j past it).
+	intArg := func(what string) (int64, bool) {
+		j++
+		v, ok := ParseInt(argv[j])
+		if !ok {
+			c.Err("ERR Invalid " + what + " option argument for XCLAIM")
+		}
+		return v, ok
+	}
 	for ; j < len(argv); j++ {
 		more := j+1 < len(argv)
 		switch {
@@ -573,26 +582,20 @@ func cmdXclaim(c *Ctx, argv [][]byte) {
 		case EqualFold(argv[j], "justid"):
 			justID = true
 		case EqualFold(argv[j], "idle") && more:
-			j++
-			v, ok := ParseInt(argv[j])
+			v, ok := intArg("IDLE")
 			if !ok {
-				c.Err("ERR Invalid IDLE option argument for XCLAIM")
 				return
 			}
 			deliveryTime = now - v
 		case EqualFold(argv[j], "time") && more:
-			j++
-			v, ok := ParseInt(argv[j])
+			v, ok := intArg("TIME")
 			if !ok {
-				c.Err("ERR Invalid TIME option argument for XCLAIM")
 				return
 			}
 			deliveryTime = v
 		case EqualFold(argv[j], "retrycount") && more:
-			j++
-			v, ok := ParseInt(argv[j])
+			v, ok := intArg("RETRYCOUNT")
 			if !ok {
-				c.Err("ERR Invalid RETRYCOUNT option argument for XCLAIM")
 				return
 			}
 			retry = v

@@ -70,12 +70,7 @@ func parseListpack(b []byte) ([][]byte, error) {
 			if !need(1 + size) {
 				return nil, ErrBadBlob
 			}
-			var u uint64
-			for i := size - 1; i >= 0; i-- {
-				u = u<<8 | uint64(b[p+1+i])
-			}
-			shift := 64 - 8*size
-			v = int64(u<<shift) >> shift
+			v = leSigned(b[p+1 : p+1+size])
 			p += 1 + size
 		default:
 			return nil, ErrBadBlob
@@ -178,16 +173,11 @@ func parseZiplist(b []byte) ([][]byte, error) {
 			elem, isInt = b[p+5:p+5+int(l)], false
 			p += 5 + int(l)
 		case c == 0xc0 || c == 0xd0 || c == 0xe0 || c == 0xf0 || c == 0xfe:
-			size := map[byte]int{0xc0: 2, 0xd0: 4, 0xe0: 8, 0xf0: 3, 0xfe: 1}[c]
+			size := ziplistIntSize(c)
 			if !need(1 + size) {
 				return nil, ErrBadBlob
 			}
-			var u uint64
-			for i := size - 1; i >= 0; i-- {
-				u = u<<8 | uint64(b[p+1+i])
-			}
-			shift := 64 - 8*size
-			v = int64(u<<shift) >> shift
+			v = leSigned(b[p+1 : p+1+size])
 			p += 1 + size
 		case c >= 0xf1 && c <= 0xfd: // immediate 0..12
 			v = int64(c&0x0f) - 1
@@ -291,4 +281,30 @@ func parseZipmap(b []byte) ([][]byte, error) {
 		return nil, ErrBadBlob
 	}
 	return out, nil
+}
+
+// leSigned is a little-endian two's-complement integer of 1 to 8 bytes.
+func leSigned(b []byte) int64 {
+	var u uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(b[i])
+	}
+	shift := 64 - 8*len(b)
+	return int64(u<<shift) >> shift
+}
+
+// ziplistIntSize is the size of a ziplist integer of encoding byte c
+// (0xc0, 0xd0, 0xe0, 0xf0 or 0xfe).
+func ziplistIntSize(c byte) int {
+	switch c {
+	case 0xc0:
+		return 2
+	case 0xd0:
+		return 4
+	case 0xe0:
+		return 8
+	case 0xf0:
+		return 3
+	}
+	return 1
 }
