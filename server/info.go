@@ -482,14 +482,12 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.str("role", "master")
 		w.int("connected_slaves", 0)
 		w.str("master_failover_state", "no-failover")
-		w.str("master_replid", processReplID)
-		w.str("master_replid2", "0000000000000000000000000000000000000000")
-		w.int("master_repl_offset", 0)
-		w.int("second_repl_offset", -1)
-		w.int("repl_backlog_active", 0)
-		w.int("repl_backlog_size", srv.cfg.ReplBacklogSize())
-		w.int("repl_backlog_first_byte_offset", 0)
-		w.int("repl_backlog_histlen", 0)
+		id, id2, off, second := srv.repl.ids()
+		w.str("master_replid", id)
+		w.str("master_replid2", id2)
+		w.int("master_repl_offset", off)
+		w.int("second_repl_offset", second)
+		srv.repl.infoBacklog(w)
 	}
 
 	if sel.want("cpu") {

@@ -72,6 +72,7 @@ type Server struct {
 	logFailing    atomic.Bool // the AOF's last write or fsync failed
 	load          loadState   // loading the AOF at start (persist.go)
 	blk           serverBlocking
+	repl          replState // replication ids, offset and stream (repl.go)
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way
@@ -205,6 +206,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.buildCommandTable()
 	srv.initTunables()
 	srv.initBlocking(n)
+	srv.repl.init(cfg.ReplBacklogSize())
 	for i := 0; i < n; i++ {
 		sh := srv.newShard(i)
 		srv.shards = append(srv.shards, sh)
