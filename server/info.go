@@ -480,7 +480,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 	if sel.want("replication") {
 		w.section("Replication")
 		w.str("role", "master")
-		w.int("connected_slaves", 0)
+		srv.infoReplicas(w)
 		w.str("master_failover_state", "no-failover")
 		id, id2, off, second := srv.repl.ids()
 		w.str("master_replid", id)

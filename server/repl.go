@@ -27,7 +27,9 @@ package server
 // repl_backlog_first_byte_offset = off - histlen + 1.
 
 import (
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,6 +63,10 @@ type replState struct {
 	// db is the database the stream is in after its last command, -1 when
 	// unknown (a SELECT goes first then).
 	db int
+
+	// isReplica: this server replicates a master; its stream is then the
+	// master's bytes (appendRaw), not its own log's groups.
+	isReplica atomic.Bool
 }
 
 const zeroReplID = "0000000000000000000000000000000000000000"
@@ -195,4 +201,26 @@ func (r *replState) infoBacklog(w *infoWriter) {
 	w.int("repl_backlog_size", size)
 	w.int("repl_backlog_first_byte_offset", first)
 	w.int("repl_backlog_histlen", hist)
+}
+
+// replicaInfo is one attached replica, as ROLE and INFO show it.
+type replicaInfo struct {
+	ip     string
+	port   int
+	state  string // wait_bgsave, send_bulk, online
+	offset int64  // acknowledged
+	lag    int64  // seconds since its last ACK
+}
+
+// connectedReplicas lists the attached replicas (repl_master.go).
+func (srv *Server) connectedReplicas() []replicaInfo { return nil }
+
+// infoReplicas writes connected_slaves and the slaveN lines.
+func (srv *Server) infoReplicas(w *infoWriter) {
+	rs := srv.connectedReplicas()
+	w.int("connected_slaves", int64(len(rs)))
+	for i, r := range rs {
+		w.str("slave"+strconv.Itoa(i), "ip="+r.ip+",port="+strconv.Itoa(r.port)+",state="+r.state+
+			",offset="+strconv.FormatInt(r.offset, 10)+",lag="+strconv.FormatInt(r.lag, 10))
+	}
 }
