@@ -64,8 +64,17 @@ type Options struct {
 	// RDBBase makes the empty base a new folder starts with an RDB file
 	// (aof-use-rdb-preamble yes).
 	RDBBase bool
-	FS      FS                                          // nil: the real file system
-	Logf    func(level int, format string, args ...any) // nil: discard
+	// Tap, when set, receives every group once it is as durable as the
+	// policy makes it (written; under "always", fsynced), in log order,
+	// from whoever runs the writer's round: the group's commands (without
+	// the annotation), the database the file was in before them and the one
+	// it is in after them, so a
+	// reader that keeps its own SELECT state can follow (replication). The
+	// bytes are the writer's: copy what must outlive the call. SetTap
+	// changes it.
+	Tap  func(group []byte, startDB, endDB int)
+	FS   FS                                          // nil: the real file system
+	Logf func(level int, format string, args ...any) // nil: discard
 
 	// Test hooks. syncEvery is the everysec fsync period (1s); retryMin and
 	// retryMax bound the backoff between retries of a failed group (10ms,
@@ -152,6 +161,10 @@ type Log struct {
 		fsync, group, groupCmds Hist
 	}
 	latencyFn atomic.Pointer[func(event string, d time.Duration)] // metrics.go
+	tap       atomic.Pointer[func(group []byte, startDB, endDB int)]
+	// memory: a log without files (OpenMemory), which only orders the
+	// batches for the tap.
+	memory bool
 }
 
 // Stats are counters for INFO persistence and metrics.
@@ -324,6 +337,51 @@ func Open(o Options) (*Log, error) {
 	return l, nil
 }
 
+// OpenMemory returns a log without a folder or files: producers submit
+// and the writer orders the batches into groups exactly as for a file, and
+// hands each group to the tap, but nothing is written or fsynced (policy
+// "no", Written as soon as the group is made). The server runs one when
+// something reads the ordered stream (replicas) while appendonly is no.
+func OpenMemory(o Options) *Log {
+	o.Fsync = FsyncNo
+	l, err := newLog(o)
+	if err != nil {
+		panic(err) // only a bad appendfilename fails, and it has none
+	}
+	_ = l.SetFsync(FsyncNo)
+	l.memory = true
+	l.loaded = true
+	l.manifest = &Manifest{}
+	l.file = discardFile{}
+	l.w.init(l, l.file)
+	go l.run()
+	go l.syncer()
+	return l
+}
+
+// Memory reports whether the log has no files (OpenMemory).
+func (l *Log) Memory() bool { return l.memory }
+
+// SetTap replaces Options.Tap; nil removes it.
+func (l *Log) SetTap(fn func(group []byte, startDB, endDB int)) {
+	if fn == nil {
+		l.tap.Store(nil)
+		return
+	}
+	l.tap.Store(&fn)
+}
+
+// discardFile is a memory log's file.
+type discardFile struct{}
+
+func (discardFile) Read([]byte) (int, error)          { return 0, io.EOF }
+func (discardFile) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+func (discardFile) Write(p []byte) (int, error)       { return len(p), nil }
+func (discardFile) Close() error                      { return nil }
+func (discardFile) Sync() error                       { return nil }
+func (discardFile) Truncate(int64) error              { return nil }
+func (discardFile) Stat() (os.FileInfo, error)        { return nil, errors.New("aof: memory log") }
+
 // newLog applies Options' defaults and builds a Log that has not opened
 // anything yet.
 func newLog(o Options) (*Log, error) {
@@ -366,6 +424,9 @@ func newLog(o Options) (*Log, error) {
 	}
 	l.manifestPath = filepath.Join(l.dir, o.FileName+manifestSuffix)
 	l.timestamps.Store(o.Timestamps)
+	if o.Tap != nil {
+		l.SetTap(o.Tap)
+	}
 	return l, nil
 }
 

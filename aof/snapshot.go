@@ -2,6 +2,7 @@ package aof
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -28,6 +29,7 @@ type Snapshot struct {
 	path    string
 	tmpPath string
 	tmp     File
+	out     io.Writer // tmp, or the stream of StartStream
 	w       *rdb.Writer
 
 	mu      sync.Mutex
@@ -66,7 +68,27 @@ func StartSnapshot(fs FS, path string, opts rdb.Options, h rdb.Header, functions
 		return nil, fmt.Errorf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %w",
 			filepath.Base(s.tmpPath), filepath.Dir(path), unwrapPath(err))
 	}
-	s.tmp = f
+	s.tmp, s.out = f, f
+	if err := s.begin(opts, h, functions); err != nil {
+		_ = f.Close()
+		_ = fs.Remove(s.tmpPath)
+		return nil, fmt.Errorf("Write error saving DB on disk: %w", unwrapPath(err))
+	}
+	return s, nil
+}
+
+// StartStream begins an RDB image written to w instead of a file (a
+// replica's disk-less full sync): Finish ends it with EOF and the CRC64
+// and nothing else; there is no file to sync or rename.
+func StartStream(w io.Writer, opts rdb.Options, h rdb.Header, functions []string) (*Snapshot, error) {
+	s := &Snapshot{out: w, bgDone: make(chan struct{})}
+	if err := s.begin(opts, h, functions); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Snapshot) begin(opts rdb.Options, h rdb.Header, functions []string) error {
 	s.cond = sync.NewCond(&s.mu)
 	w, err := rdb.NewWriter(countingWriter{s}, opts, h)
 	if err == nil {
@@ -77,20 +99,18 @@ func StartSnapshot(fs FS, path string, opts rdb.Options, h rdb.Header, functions
 		}
 	}
 	if err != nil {
-		_ = f.Close()
-		_ = fs.Remove(s.tmpPath)
-		return nil, fmt.Errorf("Write error saving DB on disk: %w", unwrapPath(err))
+		return err
 	}
 	s.w = w
 	go s.bg()
-	return s, nil
+	return nil
 }
 
 // countingWriter is the temp file as the rdb.Writer sees it.
 type countingWriter struct{ s *Snapshot }
 
 func (c countingWriter) Write(b []byte) (int, error) {
-	n, err := c.s.tmp.Write(b)
+	n, err := c.s.out.Write(b)
 	c.s.mu.Lock()
 	c.s.size += int64(n)
 	c.s.mu.Unlock()
@@ -176,6 +196,9 @@ func (s *Snapshot) Finish() error {
 	if err == nil {
 		err = s.w.Close()
 	}
+	if s.tmp == nil { // a stream
+		return err
+	}
 	if err == nil {
 		err = s.tmp.Sync()
 	}
@@ -209,8 +232,11 @@ func (s *Snapshot) Fail(err error) {
 
 // Abort stops the snapshot and removes the temp file.
 func (s *Snapshot) Abort() {
-	snapTemp.Store(nil)
 	s.seal()
+	if s.tmp == nil {
+		return
+	}
+	snapTemp.Store(nil)
 	_ = s.tmp.Close()
 	_ = s.fs.Remove(s.tmpPath)
 }

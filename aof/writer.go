@@ -126,6 +126,7 @@ type writerState struct {
 	grpFrom    uint64
 	grpTo      uint64
 	grpDB      int // database after the payload
+	grpStartDB int // database the file was in before the payload (the tap's)
 	grpBatches int
 	grpCmds    int   // commands in the group (metrics)
 	grpBytes   int64 // batch bytes in the group, for PendingBytes
@@ -320,6 +321,7 @@ func (w *writerState) add(b *batch) {
 		w.grp = w.grp[:groupHeaderRoom]
 		w.grpFrom = b.seq
 		w.grpDB = w.fileDB
+		w.grpStartDB = w.fileDB
 	}
 	if b.firstDB != w.grpDB {
 		w.grp = appendSelect(w.grp, b.firstDB)
@@ -362,10 +364,18 @@ func (w *writerState) flush() bool {
 			ts = now
 		}
 	}
-	out := sealGroupTS(w.grp, ts)
-	tw := time.Now()
-	n, err := w.file.Write(out)
-	l.latency("aof-write", time.Since(tw))
+	var out []byte
+	var n int
+	var err error
+	if l.memory {
+		out = w.grp[groupHeaderRoom:] // no file: nothing to seal or write
+		n = len(out)
+	} else {
+		out = sealGroupTS(w.grp, ts)
+		tw := time.Now()
+		n, err = w.file.Write(out)
+		l.latency("aof-write", time.Since(tw))
+	}
 	if err == nil && n < len(out) {
 		err = io.ErrShortWrite
 	}
@@ -410,6 +420,9 @@ func (w *writerState) flush() bool {
 	l.stats.lastGroupBatch.Store(int64(w.grpBatches))
 	l.stats.incrSize.Store(w.off)
 
+	if tap := l.tap.Load(); tap != nil {
+		(*tap)(w.grp[groupHeaderRoom:], w.grpStartDB, w.grpDB)
+	}
 	to := w.grpTo
 	w.fileDB = w.grpDB
 	w.doneBytes += w.grpBytes

@@ -75,6 +75,7 @@ func (l *Loop) cron() {
 	}
 	if l.id == 0 {
 		l.maybeAutoSave() // snapshot.go
+		l.srv.replCron()  // repl_master.go
 	}
 	if l.srv.activeExpire.Load() {
 		hz := l.srv.cfg.Hz()

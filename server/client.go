@@ -83,6 +83,9 @@ type Client struct {
 	pushed bool        // the command's reply is pushes: CLIENT REPLY OFF keeps them
 
 	obs clientObs // monitor state, output buffer limit clock (obs.go)
+
+	replc *replConf // what REPLCONF said (repl_master.go)
+	rep   *replica  // set once it is a replica: its output is the sender's
 }
 
 func (cl *Client) onClose() {
@@ -90,6 +93,7 @@ func (cl *Client) onClose() {
 	cl.pubsubClose()
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go
+	cl.replicaClosed()
 	cl.dropMem()     // clientmem.go
 }
 

@@ -341,3 +341,25 @@ func cfgCheckAnnouncedHostname(v string) string {
 	}
 	return ""
 }
+
+// intOr is an integer option's value, or def if it does not parse.
+func (c *Config) intOr(name string, def int64) int64 {
+	v, ok := c.GetValue(name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// boolOr is a yes/no option's value, or def.
+func (c *Config) boolOr(name string, def bool) bool {
+	v, ok := c.GetValue(name)
+	if !ok {
+		return def
+	}
+	return v == "yes"
+}

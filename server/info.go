@@ -405,7 +405,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("mem_clients_normal", t.clientMem)
 		w.int("mem_cluster_links", 0)
 		var aofBuf int64
-		if ps := srv.persist; ps != nil {
+		if ps := srv.aofLog(); ps != nil {
 			aofBuf = ps.log.Stats().PendingBytes
 		}
 		w.int("mem_aof_buffer", aofBuf)
@@ -429,16 +429,16 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("instantaneous_ops_per_sec", int64(opsRate+0.5))
 		w.int("total_net_input_bytes", in)
 		w.int("total_net_output_bytes", out)
-		w.int("total_net_repl_input_bytes", 0)
-		w.int("total_net_repl_output_bytes", 0)
+		w.int("total_net_repl_input_bytes", srv.stats.netReplInput.Load())
+		w.int("total_net_repl_output_bytes", srv.stats.netReplOutput.Load())
 		w.float("instantaneous_input_kbps", inKB)
 		w.float("instantaneous_output_kbps", outKB)
 		w.float("instantaneous_input_repl_kbps", 0)
 		w.float("instantaneous_output_repl_kbps", 0)
 		w.int("rejected_connections", srv.stats.rejectedConn.Load())
-		w.int("sync_full", 0)
-		w.int("sync_partial_ok", 0)
-		w.int("sync_partial_err", 0)
+		w.int("sync_full", srv.repl.m.fullSyncs.Load())
+		w.int("sync_partial_ok", srv.repl.m.partialOK.Load())
+		w.int("sync_partial_err", srv.repl.m.partialErr.Load())
 		w.int("expired_keys", t.shard.ExpiredKeys)
 		w.float("expired_stale_perc", 0)
 		w.int("expired_time_cap_reached_count", 0)
@@ -576,7 +576,7 @@ func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) 
 	w.int("current_save_keys_total", 0)
 	srv.infoRDB(w, t.dirty) // snapshot.go
 
-	ps := srv.persist
+	ps := srv.aofLog()
 	var st aof.Stats
 	if ps != nil {
 		st = ps.log.Stats()

@@ -290,7 +290,7 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mdMisses, float64(t.shard.KeyspaceMisses))
 
 	// The AOF.
-	ps := srv.persist
+	ps := srv.aofLog()
 	gauge(mdAOFEnabled, b2f(ps != nil))
 	gauge(mdAOFRewrite, b2f(srv.rw.active.Load()))
 	if ps == nil {

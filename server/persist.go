@@ -89,6 +89,13 @@ func (srv *Server) attachLog(fresh bool) error {
 	if err != nil {
 		return err
 	}
+	return srv.attach(lg)
+}
+
+// attach connects the loops to an open log (a file log, or a memory log
+// that only orders the replication stream).
+func (srv *Server) attach(lg *aof.Log) error {
+	lg.SetTap(srv.replTap) // the replication stream (repl_master.go)
 	srv.persist = &persist{log: lg, lastSeq: make([]uint64, len(srv.shards)), pend: make([]pendingKeys, len(srv.shards))}
 	lg.OnLatency(srv.addLatency) // aof-write, aof-fsync-always (latency.go)
 	lg.SetFlushSleep(time.Duration(srv.aofFlushSleep.Load()) * time.Microsecond)
@@ -654,6 +661,10 @@ func (srv *Server) logError() string {
 
 func (srv *Server) closeLog() {
 	if srv.persist != nil {
+		if srv.persist.log.Memory() {
+			_ = srv.persist.log.Close()
+			return
+		}
 		if err := srv.persist.log.Close(); err != nil {
 			srv.log.Warningf("Error closing the append only file: %v", err)
 		} else {
@@ -726,7 +737,7 @@ func debugLoadAOF(x *Exec) {
 		x.Err("ERR Background append only file rewriting in progress: DEBUG LOADAOF can't reload the AOF now")
 		return
 	}
-	if srv.persist == nil {
+	if srv.aofLog() == nil {
 		// Redis 7.0 empties the data set and loads whatever AOF the
 		// folder holds (and exits if there is none; redshard answers an
 		// error and keeps its data).
@@ -780,7 +791,7 @@ func debugLoadFolder(x *Exec) {
 func (srv *Server) installPersistHooks() {
 	cfg := srv.cfg
 	cfg.OnApply("appendfsync", func() error {
-		if ps := srv.persist; ps != nil {
+		if ps := srv.aofLog(); ps != nil {
 			if err := ps.log.SetFsync(cfg.AppendFsync()); err != nil {
 				return err
 			}
@@ -794,13 +805,13 @@ func (srv *Server) installPersistHooks() {
 		}
 	})
 	cfg.OnApply("appendonly", func() error {
-		if cfg.AppendOnly() && srv.persist == nil {
+		if cfg.AppendOnly() && srv.aofLog() == nil {
 			return srv.startAppendOnly()
 		}
 		return nil
 	})
 	cfg.OnChange("appendonly", func() {
-		if !cfg.AppendOnly() && srv.persist != nil {
+		if !cfg.AppendOnly() && srv.aofLog() != nil {
 			srv.stopAppendOnly()
 		}
 	})
@@ -830,6 +841,13 @@ func (srv *Server) startAppendOnly() error {
 		// aof.c kills the child too).
 		srv.log.Warningf("AOF was enabled but there is already an AOF rewriting in background. Stopping background AOF and starting a rewrite now.")
 		srv.abortRewrite()
+	}
+	if ps := srv.persist; ps != nil {
+		// The log without files that ordered the replication stream: what
+		// it holds reaches the stream, then the file log takes over.
+		srv.submitAll()
+		_ = ps.log.Close()
+		srv.persist = nil
 	}
 	if err := srv.attachLog(true); err != nil {
 		srv.log.Warningf("Redis needs to enable the AOF but can't open the append only file: %v", err)
@@ -866,9 +884,21 @@ func (srv *Server) stopAppendOnly() {
 	for _, sh := range srv.shards {
 		sh.OnExpired = nil
 	}
+	if srv.repl.on.Load() {
+		_ = srv.attach(aof.OpenMemory(aof.Options{})) // the replication stream's order
+	}
 	srv.fitProcs()
 	// Replies held for the log go out now: everything it was given is in
 	// the file (or, if the disk failed, the AOF is off anyway).
 	srv.wakeHeld()
 	srv.log.Noticef("AOF turned off by CONFIG SET appendonly no")
+}
+
+// aofLog is the AOF's side of the log, nil when appendonly is no (the log
+// may then still run without files, for the replication stream).
+func (srv *Server) aofLog() *persist {
+	if ps := srv.persist; ps != nil && !ps.log.Memory() {
+		return ps
+	}
+	return nil
 }

@@ -63,7 +63,7 @@ func (srv *Server) fitProcs() {
 		return
 	}
 	want := len(srv.shards)
-	if srv.persist != nil && srv.cfg != nil && srv.cfg.AppendFsync() == "always" {
+	if srv.aofLog() != nil && srv.cfg != nil && srv.cfg.AppendFsync() == "always" {
 		want++
 	}
 	if srv.procs.bg.Load() > 0 {

@@ -67,6 +67,10 @@ type replState struct {
 	// isReplica: this server replicates a master; its stream is then the
 	// master's bytes (appendRaw), not its own log's groups.
 	isReplica atomic.Bool
+
+	on       atomic.Bool // a replica came once: the tap feeds the stream
+	lastPing time.Time   // loop 0's (replCron)
+	m        replMaster  // the master's side (repl_master.go)
 }
 
 const zeroReplID = "0000000000000000000000000000000000000000"
@@ -211,9 +215,6 @@ type replicaInfo struct {
 	offset int64  // acknowledged
 	lag    int64  // seconds since its last ACK
 }
-
-// connectedReplicas lists the attached replicas (repl_master.go).
-func (srv *Server) connectedReplicas() []replicaInfo { return nil }
 
 // infoReplicas writes connected_slaves and the slaveN lines.
 func (srv *Server) infoReplicas(w *infoWriter) {

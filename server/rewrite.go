@@ -71,8 +71,9 @@ func cmdBgrewriteaof(x *Exec, argv [][]byte) {
 		x.loop.p.wrote |= 1<<uint(len(srv.shards)) - 1
 		x.loop.submit()
 	}
-	if srv.save.active.Load() {
-		// One image at a time: it starts when the BGSAVE is done.
+	if srv.save.active.Load() || srv.repl.m.imaging.Load() {
+		// One image at a time: it starts when the BGSAVE (or a replica's
+		// full sync) is done.
 		srv.save.rewriteAfter.Store(true)
 		x.Simple("Background append only file rewriting scheduled")
 		return
@@ -92,8 +93,8 @@ func (srv *Server) startRewrite() error {
 	}
 	var r *aof.Rewrite
 	var err error
-	if srv.persist != nil {
-		r, err = srv.persist.log.StartRewrite()
+	if ps := srv.aofLog(); ps != nil {
+		r, err = ps.log.StartRewrite()
 	} else {
 		// appendonly no: Redis 7.0 rewrites the folder all the same (a new
 		// base, no incremental file), and so does redshard.
@@ -227,10 +228,11 @@ func (l *Loop) rewriteStep() {
 // takes every shard exactly as a client's BGREWRITEAOF does.
 func (srv *Server) maybeAutoRewrite() {
 	pct := srv.cfg.AutoAOFRewritePercentage()
-	if pct <= 0 || srv.rw.active.Load() {
+	ps := srv.aofLog()
+	if pct <= 0 || srv.rw.active.Load() || ps == nil || srv.repl.m.imaging.Load() {
 		return
 	}
-	st := srv.persist.log.Stats()
+	st := ps.log.Stats()
 	base := st.BaseSize
 	if base == 0 {
 		base = 1

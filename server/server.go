@@ -101,6 +101,8 @@ type serverStats struct {
 	rejectedConn atomic.Int64
 	netInput     atomic.Int64
 	netOutput    atomic.Int64
+	netReplInput  atomic.Int64 // total_net_repl_input_bytes
+	netReplOutput atomic.Int64 // total_net_repl_output_bytes
 }
 
 // Loop is one event loop and the shard it owns.
@@ -693,6 +695,9 @@ func (cl *Client) writeOut() {
 	if cl.c == nil { // the internal client: nobody reads its replies
 		cl.out = cl.out[:0]
 		return
+	}
+	if cl.rep != nil { // a replica: its sender writes everything it gets
+		cl.out = cl.out[:0]
 	}
 	cl.beforeWrite() // MONITOR lines held for it, output buffer limits (obuf.go)
 	if len(cl.out) > 0 && !cl.closed {

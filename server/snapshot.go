@@ -77,8 +77,9 @@ type saveStatus struct {
 
 // loopSnap is a loop's part of a BGSAVE.
 type loopSnap struct {
-	s  *aof.Snapshot
-	cw *rdb.ChunkWriter
+	s    *aof.Snapshot
+	cw   *rdb.ChunkWriter
+	sync bool // a replica's disk-less full sync (repl_master.go)
 }
 
 var (
@@ -101,7 +102,7 @@ func cmdBgsave(x *Exec, argv [][]byte) {
 		x.Err(errBgsaveInProgress.Error())
 		return
 	}
-	if srv.rw.active.Load() || x.InMulti {
+	if srv.rw.active.Load() || srv.repl.m.imaging.Load() || x.InMulti {
 		if schedule || x.InMulti {
 			srv.save.scheduled.Store(true)
 			x.Simple("Background saving scheduled")
@@ -248,6 +249,10 @@ func (l *Loop) snapStepDone() {
 		js.s.Fail(err)
 	}
 	srv := l.srv
+	if js.sync {
+		srv.syncImageDone(js)
+		return
+	}
 	if srv.save.cur.Load() == js.s && srv.save.remaining.Add(-1) == 0 {
 		go srv.finishSnapshot(js.s)
 	}
@@ -270,6 +275,7 @@ func (srv *Server) finishSnapshot(s *aof.Snapshot) {
 		srv.log.Noticef("Background saving terminated with success")
 	}
 	srv.save.active.Store(false)
+	srv.replDiskSaved(err) // replicas waiting for this file (repl_master.go)
 	if srv.save.rewriteAfter.CompareAndSwap(true, false) {
 		srv.sysRequest(bgrewriteaofRequest)
 	}

@@ -1,0 +1,826 @@
+package server
+
+// Replication, the master's side: REPLCONF, SYNC and PSYNC, the full sync,
+// the stream to each replica, and WAIT.
+//
+// The stream is repl.go's: every group the log makes durable is appended
+// by the log's tap (replTap) in log order, which is the total order of the
+// writes across shards. With appendonly no, the first replica attaches a
+// log without files (aof.OpenMemory) whose only job is that order.
+//
+// A replica is a client that sent SYNC or PSYNC. From then on its gnet
+// connection only reads (REPLCONF ACK); everything the master sends it
+// (+FULLRESYNC or +CONTINUE, the RDB, the stream) is written by one
+// sender goroutine of its own on a duplicate of the socket (Conn.Dup), with
+// blocking writes under repl-timeout: backpressure from a slow replica
+// stops that goroutine, never a loop. Replies the loop would write to it
+// are dropped, as Redis never replies to a replica.
+//
+// Partial resync. PSYNC <replid> <offset> continues (+CONTINUE) when
+// replid is this history's and offset lies in the backlog, or replid is
+// the previous history's and offset is at most second_repl_offset; the
+// sender then starts at that offset in the backlog. This needs no cut.
+//
+// Full sync (+FULLRESYNC <replid> <offset>). The replica waits (state
+// wait_bgsave) for repl-diskless-sync-delay, or until
+// repl-diskless-sync-max-replicas are waiting, and until no other image is
+// being taken (BGSAVE, BGREWRITEAOF: one image per shard at a time). Then,
+// with every loop parked (the cut): each loop has submitted its records,
+// the log's writer is waited for until it has handed every submitted
+// batch to the stream, and the stream's offset at that moment is the
+// replica's: the image holds every write up to it and none after. Each
+// waiting replica gets +FULLRESYNC with that offset and a cursor at the
+// next byte; the shards serialize the image in small steps between requests
+// as for BGSAVE (snapshot.go), and it is written straight to the replicas'
+// sockets (disk-less: "$EOF:<mark>\r\n", the RDB, the mark), or to
+// dbfilename and then sent as "$<len>\r\n" + the file (repl-diskless-sync
+// no, or a replica without capa eof: SYNC, redis-cli --rdb). After the RDB,
+// the sender streams from the cursor; the bytes it needs are kept alive by
+// the cursor even if the backlog has moved past them, and the replica is
+// dropped when its lag passes the replica class's output buffer limit.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/shard"
+)
+
+var replMasterCommands = []serverCmd{
+	{name: "psync", exec: cmdPsync, allShards: true},
+	{name: "sync", exec: cmdSync, allShards: true},
+	{name: "replconf", exec: cmdReplconf, home: true},
+}
+
+// Replica states (Redis's SLAVE_STATE_*).
+const (
+	repWaitBgsave int32 = iota // waiting for its full sync to start
+	repSendBulk                // receiving the RDB
+	repOnline                  // receiving the stream
+)
+
+// replica is one attached replica.
+type replica struct {
+	srv  *Server
+	cl   *Client
+	addr string // its address (ip:port of the connection)
+	ip   string
+	port int // REPLCONF listening-port
+
+	capaEOF, capaPsync2 bool
+	rdbOnly             bool // REPLCONF rdb-only 1 (redis-cli --rdb): no stream after the RDB
+
+	state   atomic.Int32
+	ack     atomic.Int64 // REPLCONF ACK offset
+	ackTime atomic.Int64 // unix ms of its last ACK
+	since   time.Time    // when it asked to sync
+
+	conn net.Conn // the duplicate socket, the sender's
+
+	// The stream cursor: the next byte to send is blk.data[pos], at
+	// offset sent+1. Set under repl.mu when the sender starts; the
+	// sender's afterwards.
+	blk  *replBlock
+	pos  int
+	sent atomic.Int64
+
+	greeting string        // +FULLRESYNC or +CONTINUE line
+	rdb      chan syncRDB  // the full sync's RDB, when the image is ready
+	gone     chan struct{} // closed when it is dropped
+	acked    chan struct{} // closed at its first ACK
+	ackOnce  sync.Once
+	dropped  atomic.Bool
+}
+
+// syncRDB is how a replica gets its RDB: the disk-less image streamed to
+// it (w receives the bytes from the image's writer goroutine), or a file.
+type syncRDB struct {
+	file string // send this file as $<len> (disk mode)
+	err  error
+}
+
+// replConf is what REPLCONF said before SYNC/PSYNC.
+type replConf struct {
+	port    int
+	ip      string
+	eof     bool
+	psync2  bool
+	rdbOnly bool
+}
+
+// replMaster is the master's side of srv.repl (guarded by repl.mu unless
+// atomic).
+type replMaster struct {
+	replicas []*replica
+	waiting  []*replica // wait_bgsave, their sync not started
+	syncing  atomic.Bool
+	imaging  atomic.Bool   // the shards serialize a disk-less sync image
+	syncImg  *aof.Snapshot // the disk-less image being sent
+	eofMark  []byte        // its end mark
+	remain   atomic.Int32  // shards still serializing the sync image
+	// diskWait are the replicas waiting for the BGSAVE of a disk-based sync.
+	diskWait []*replica
+
+	fullSyncs, partialOK, partialErr atomic.Int64
+}
+
+var errNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
+
+// cmdReplconf is REPLCONF option value [option value ...].
+func cmdReplconf(x *Exec, argv [][]byte) {
+	cl := x.cl
+	if (len(argv)-1)%2 != 0 || len(argv) < 2 {
+		x.Err(shard.ErrSyntax)
+		return
+	}
+	if cl.replc == nil {
+		cl.replc = &replConf{}
+	}
+	rc := cl.replc
+	for i := 1; i < len(argv); i += 2 {
+		opt, val := strings.ToLower(string(argv[i])), string(argv[i+1])
+		switch opt {
+		case "listening-port":
+			p, err := strconv.Atoi(val)
+			if err != nil || p < 0 || p > 65535 {
+				x.Err("ERR value is not an integer or out of range")
+				return
+			}
+			rc.port = p
+			if r := cl.rep; r != nil {
+				r.port = p
+			}
+		case "ip-address":
+			if len(val) >= 46 { // NET_HOST_STR_LEN
+				x.Err("ERR REPLCONF ip-address provided by replica instance is too long: " + strconv.Itoa(len(val)) + " bytes")
+				return
+			}
+			rc.ip = val
+		case "capa":
+			switch strings.ToLower(val) {
+			case "eof":
+				rc.eof = true
+			case "psync2":
+				rc.psync2 = true
+			}
+		case "ack":
+			// From an online replica: its offset; never answered.
+			if r := cl.rep; r != nil {
+				if off, err := strconv.ParseInt(val, 10, 64); err == nil {
+					if off > r.ack.Load() {
+						r.ack.Store(off)
+					}
+					r.ackTime.Store(time.Now().UnixMilli())
+					r.ackOnce.Do(func() { close(r.acked) })
+					x.srv.replAcked()
+				}
+			}
+			x.Out = x.Out[:0]
+			return
+		case "getack":
+			// Sent by a master to its replicas; a master ignores it.
+			return
+		case "rdb-only":
+			rc.rdbOnly = val == "1"
+		default:
+			x.Err("ERR Unrecognized REPLCONF option: " + string(argv[i]))
+			return
+		}
+	}
+	x.OK()
+}
+
+// cmdSync is SYNC: a full sync without the PSYNC handshake (and without
+// capa eof unless REPLCONF said so).
+func cmdSync(x *Exec, argv [][]byte) {
+	x.srv.replSync(x, nil, 0, false)
+}
+
+// cmdPsync is PSYNC replid offset.
+func cmdPsync(x *Exec, argv [][]byte) {
+	off, err := strconv.ParseInt(string(argv[2]), 10, 64)
+	if err != nil {
+		x.Err("ERR value is not an integer or out of range")
+		return
+	}
+	x.srv.replSync(x, argv[1], off, true)
+}
+
+// replSync attaches the client as a replica; every loop is parked.
+func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
+	cl := x.cl
+	if cl.rep != nil || cl.c == nil {
+		return // already a replica: ignored, as Redis
+	}
+	if x.InMulti {
+		x.Err("ERR Command not allowed inside a transaction")
+		return
+	}
+	if srv.repl.isReplica.Load() && !srv.replicaLinkUp() {
+		x.Err(errNoMasterLink)
+		return
+	}
+	rc := cl.replc
+	if rc == nil {
+		rc = &replConf{}
+	}
+	r := &replica{srv: srv, cl: cl, port: rc.port, ip: rc.ip, capaEOF: rc.eof && psync, capaPsync2: rc.psync2,
+		rdbOnly: rc.rdbOnly, since: time.Now(), gone: make(chan struct{}), acked: make(chan struct{}), rdb: make(chan syncRDB, 1)}
+	if addr := cl.c.RemoteAddr(); addr != nil {
+		r.addr = addr.String()
+		if r.ip == "" {
+			if h, _, err := net.SplitHostPort(r.addr); err == nil {
+				r.ip = h
+			}
+		}
+	}
+	fd, err := cl.c.Dup()
+	if err != nil {
+		x.Err("ERR can't attach the replica: " + err.Error())
+		return
+	}
+	f := os.NewFile(uintptr(fd), "replica")
+	conn, err := net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		x.Err("ERR can't attach the replica: " + err.Error())
+		return
+	}
+	r.conn = conn
+	if err := srv.ensureReplLog(); err != nil {
+		_ = conn.Close()
+		x.Err("ERR " + err.Error())
+		return
+	}
+	cl.rep = r
+	x.Out = x.Out[:0]
+	rp := &srv.repl
+	if psync && !rc.rdbOnly && srv.tryPartial(r, string(replid), off) {
+		return
+	}
+	if psync && string(replid) != "?" {
+		rp.m.partialErr.Add(1)
+	}
+	r.state.Store(repWaitBgsave)
+	rp.mu.Lock()
+	rp.m.replicas = append(rp.m.replicas, r)
+	rp.m.waiting = append(rp.m.waiting, r)
+	rp.mu.Unlock()
+	srv.log.Noticef("Replica %s asks for synchronization", r.name())
+	if psync {
+		if string(replid) == "?" {
+			srv.log.Noticef("Full resync requested by replica %s", r.name())
+		} else {
+			srv.log.Noticef("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '%s', my replication IDs are '%s' and '%s')", replid, rp.replid, rp.replid2)
+		}
+	}
+	go r.send()
+}
+
+func (r *replica) name() string {
+	return fmt.Sprintf("%s:%d", r.ip, r.port)
+}
+
+// tryPartial continues the replica's history from the backlog when it can
+// (Redis's masterTryPartialResynchronization); every loop is parked.
+func (srv *Server) tryPartial(r *replica, replid string, off int64) bool {
+	rp := &srv.repl
+	rp.mu.Lock()
+	ok := rp.active && (replid == rp.replid || replid == rp.replid2 && off <= rp.second) &&
+		off >= rp.firstByteLocked() && off <= rp.off+1
+	if !ok {
+		rp.mu.Unlock()
+		return false
+	}
+	r.blk, r.pos = rp.cursorAt(off)
+	r.sent.Store(off - 1)
+	r.ack.Store(off - 1)
+	if r.capaPsync2 {
+		r.greeting = "+CONTINUE " + rp.replid + "\r\n"
+	} else {
+		r.greeting = "+CONTINUE\r\n"
+	}
+	r.state.Store(repOnline)
+	rp.m.replicas = append(rp.m.replicas, r)
+	rp.mu.Unlock()
+	rp.m.partialOK.Add(1)
+	srv.log.Noticef("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", r.name(), rp.off+1-off, off)
+	go r.send()
+	return true
+}
+
+// ensureReplLog makes sure a log orders the stream: the AOF's, or one
+// without files; every loop is parked.
+func (srv *Server) ensureReplLog() error {
+	srv.repl.on.Store(true)
+	if srv.persist != nil {
+		return nil
+	}
+	return srv.attach(aof.OpenMemory(aof.Options{}))
+}
+
+// replTap is the log's tap: a group made durable goes to the stream.
+func (srv *Server) replTap(group []byte, startDB, endDB int) {
+	rp := &srv.repl
+	if rp.isReplica.Load() || !rp.on.Load() {
+		return
+	}
+	rp.mu.Lock()
+	if !rp.active {
+		rp.mu.Unlock()
+		return
+	}
+	if startDB != rp.db && startDB >= 0 {
+		var sel [32]byte
+		rp.appendLocked(appendSelectCmd(sel[:0], startDB))
+	}
+	rp.appendLocked(group)
+	rp.db = endDB
+	rp.mu.Unlock()
+	rp.cond.Broadcast()
+}
+
+func appendSelectCmd(b []byte, db int) []byte {
+	s := strconv.Itoa(db)
+	b = append(b, "*2\r\n$6\r\nSELECT\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, "\r\n"...)
+	b = append(b, s...)
+	return append(b, "\r\n"...)
+}
+
+// send is the replica's sender goroutine.
+func (r *replica) send() {
+	srv := r.srv
+	defer r.drop("")
+	timeout := func() time.Duration { return time.Duration(srv.cfg.intOr("repl-timeout", 60)) * time.Second }
+	write := func(b []byte) error {
+		_ = r.conn.SetWriteDeadline(time.Now().Add(timeout()))
+		_, err := r.conn.Write(b)
+		srv.stats.netReplOutput.Add(int64(len(b)))
+		return err
+	}
+	if r.state.Load() == repWaitBgsave {
+		var res syncRDB
+		select {
+		case res = <-r.rdb:
+		case <-r.gone:
+			return
+		}
+		if res.err != nil {
+			r.drop(res.err.Error())
+			return
+		}
+		if res.file != "" {
+			if err := r.sendFile(res.file, write); err != nil {
+				r.drop(err.Error())
+				return
+			}
+		} else if !r.rdbOnly {
+			// Disk-less: the replica finds the end mark only in the last
+			// bytes of a read, so the stream waits for its first ACK, sent
+			// once it has loaded the RDB (Redis's
+			// repl_start_cmd_stream_on_ack).
+			select {
+			case <-r.acked:
+			case <-r.gone:
+				return
+			}
+		}
+		srv.log.Noticef("Synchronization with replica %s succeeded", r.name())
+		if r.rdbOnly {
+			// redis-cli --rdb: nothing follows; it closes the link.
+			<-r.gone
+			return
+		}
+		r.state.Store(repOnline)
+	} else if err := write([]byte(r.greeting)); err != nil {
+		return
+	}
+	rp := &srv.repl
+	var bufs net.Buffers
+	for {
+		rp.mu.Lock()
+		for r.sent.Load() == rp.off && !r.dropped.Load() {
+			rp.cond.Wait()
+		}
+		if r.dropped.Load() {
+			rp.mu.Unlock()
+			return
+		}
+		end := rp.off
+		bufs = bufs[:0]
+		b, pos, at := r.blk, r.pos, r.sent.Load()
+		for at < end {
+			n := min(int64(len(b.data)-pos), end-at)
+			if n > 0 {
+				bufs = append(bufs, b.data[pos:pos+int(n)])
+				at += n
+				pos += int(n)
+			}
+			if pos == cap(b.data) && b.next != nil {
+				b, pos = b.next, 0
+			} else if n == 0 {
+				break
+			}
+		}
+		rp.mu.Unlock()
+		total := int64(0)
+		for _, p := range bufs {
+			total += int64(len(p))
+		}
+		_ = r.conn.SetWriteDeadline(time.Now().Add(timeout()))
+		w := bufs
+		if _, err := w.WriteTo(r.conn); err != nil {
+			return
+		}
+		srv.stats.netReplOutput.Add(total)
+		r.blk, r.pos = b, pos
+		r.sent.Store(at)
+	}
+}
+
+// sendFile sends an RDB file as a bulk ($<len>\r\n then the bytes).
+func (r *replica) sendFile(path string, write func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := write([]byte("$" + strconv.FormatInt(st.Size(), 10) + "\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			if werr := write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}
+
+// drop detaches the replica (its sender failed, it went away, or it is
+// killed); why, when set, is logged.
+func (r *replica) drop(why string) {
+	if !r.dropped.CompareAndSwap(false, true) {
+		return
+	}
+	srv := r.srv
+	rp := &srv.repl
+	if why != "" {
+		srv.log.Warningf("Replica %s: %s", r.name(), why)
+	}
+	rp.mu.Lock()
+	rp.m.replicas = removeReplica(rp.m.replicas, r)
+	rp.m.waiting = removeReplica(rp.m.waiting, r)
+	rp.m.diskWait = removeReplica(rp.m.diskWait, r)
+	if len(rp.m.replicas) == 0 {
+		rp.noReplicas = time.Now()
+	}
+	rp.mu.Unlock()
+	rp.cond.Broadcast()
+	close(r.gone)
+	_ = r.conn.Close()
+	// The gnet side: close the connection on its loop.
+	cl := r.cl
+	_ = cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		if !cl.closed {
+			cl.closing = true
+			cl.writeOut()
+		}
+		return nil
+	}))
+	srv.log.Noticef("Connection with replica %s lost.", r.name())
+	srv.replAcked()
+}
+
+func removeReplica(list []*replica, r *replica) []*replica {
+	for i, o := range list {
+		if o == r {
+			copy(list[i:], list[i+1:])
+			list[len(list)-1] = nil
+			return list[:len(list)-1]
+		}
+	}
+	return list
+}
+
+// replCron runs on loop 0 from its cron: it starts the full sync that
+// replicas wait for, pings the replicas, drops the silent ones and frees
+// the backlog after repl-backlog-ttl without replicas.
+func (srv *Server) replCron() {
+	rp := &srv.repl
+	if !rp.on.Load() {
+		return
+	}
+	now := time.Now()
+	rp.mu.Lock()
+	nwait := len(rp.m.waiting)
+	var first time.Time
+	if nwait > 0 {
+		first = rp.m.waiting[0].since
+	}
+	nrep := len(rp.m.replicas)
+	rp.mu.Unlock()
+	if nwait > 0 && !rp.m.syncing.Load() && !srv.save.active.Load() && !srv.rw.active.Load() {
+		delay := time.Duration(srv.cfg.intOr("repl-diskless-sync-delay", 5)) * time.Second
+		max := srv.cfg.intOr("repl-diskless-sync-max-replicas", 0)
+		if !srv.cfg.boolOr("repl-diskless-sync", true) || now.Sub(first) >= delay || max > 0 && int64(nwait) >= max {
+			if rp.m.syncing.CompareAndSwap(false, true) {
+				go func() {
+					if err := srv.parkAll(srv.startFullSync); err != nil {
+						rp.m.syncing.Store(false)
+					}
+				}()
+			}
+		}
+	}
+	period := time.Duration(srv.cfg.intOr("repl-ping-replica-period", 10)) * time.Second
+	if nrep > 0 && now.Sub(rp.lastPing) >= period {
+		rp.lastPing = now
+		rp.appendRaw([]byte("*1\r\n$4\r\nPING\r\n"))
+	}
+}
+
+// startFullSync is the cut of a full sync; every loop is parked.
+func (srv *Server) startFullSync() {
+	rp := &srv.repl
+	if srv.save.active.Load() || srv.rw.active.Load() {
+		rp.m.syncing.Store(false) // an image is being taken: next cron
+		return
+	}
+	// Every loop has submitted (parkAll); wait until the writer has handed
+	// all of it to the stream.
+	if err := srv.waitWritten(srv.submitAll(), 10*time.Second); err != nil {
+		rp.m.syncing.Store(false)
+		srv.log.Warningf("Full sync postponed: the log does not move (%v)", err)
+		return
+	}
+	rp.mu.Lock()
+	waiting := append([]*replica(nil), rp.m.waiting...)
+	rp.m.waiting = rp.m.waiting[:0]
+	rp.ensureBacklog()
+	rp.db = -1 // the stream after the cut starts with a SELECT
+	off := rp.off
+	disk := !srv.cfg.boolOr("repl-diskless-sync", true)
+	for _, r := range waiting {
+		r.blk, r.pos = rp.cursorAt(off + 1)
+		r.sent.Store(off)
+		r.ack.Store(0)
+		if !r.capaEOF {
+			disk = true
+		}
+	}
+	id := rp.replid
+	rp.mu.Unlock()
+	for _, r := range waiting {
+		r.greeting = "+FULLRESYNC " + id + " " + strconv.FormatInt(off, 10) + "\r\n"
+	}
+	rp.m.fullSyncs.Add(int64(len(waiting)))
+	if disk {
+		srv.startDiskSync(waiting)
+		return
+	}
+	srv.startDisklessSync(waiting)
+}
+
+// startDisklessSync streams the image to the replicas; every loop is parked.
+func (srv *Server) startDisklessSync(rs []*replica) {
+	rp := &srv.repl
+	var mark [20]byte
+	_, _ = rand.Read(mark[:])
+	eof := fmt.Sprintf("%x", mark)
+	fan := &replFan{rs: rs}
+	for _, r := range rs {
+		fan.pre(r, r.greeting+"$EOF:"+eof+"\r\n")
+	}
+	srv.log.Noticef("Starting BGSAVE for SYNC with target: replicas sockets")
+	var codes []string
+	for _, lib := range srv.funcs.list() {
+		codes = append(codes, lib.code)
+	}
+	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate(), Extra: [][2]string{
+		{"repl-stream-db", "0"}, {"repl-id", rp.replid}, {"repl-offset", strconv.FormatInt(rp.off, 10)}}}
+	s, err := aof.StartStream(fan, srv.rdbOptions(), h, codes)
+	if err != nil {
+		for _, r := range rs {
+			r.rdb <- syncRDB{err: err}
+		}
+		rp.m.syncing.Store(false)
+		return
+	}
+	for _, r := range rs {
+		r.state.Store(repSendBulk)
+	}
+	rp.m.syncImg = s
+	rp.m.imaging.Store(true)
+	rp.m.remain.Store(int32(len(srv.loops)))
+	srv.procsFor(1)
+	for _, l := range srv.loops {
+		l.startSyncImage(s)
+	}
+	rp.m.eofMark = []byte(eof)
+}
+
+// replFan writes the image to every replica of a disk-less sync; a replica
+// whose write fails is dropped and the others go on.
+type replFan struct {
+	rs []*replica
+}
+
+func (f *replFan) pre(r *replica, s string) {
+	_ = r.conn.SetWriteDeadline(time.Now().Add(time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second))
+	if _, err := r.conn.Write([]byte(s)); err != nil {
+		r.drop("write error: " + err.Error())
+	}
+}
+
+func (f *replFan) Write(b []byte) (int, error) {
+	live := 0
+	for _, r := range f.rs {
+		if r.dropped.Load() {
+			continue
+		}
+		_ = r.conn.SetWriteDeadline(time.Now().Add(time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second))
+		if _, err := r.conn.Write(b); err != nil {
+			r.drop("write error during the full sync: " + err.Error())
+			continue
+		}
+		r.srv.stats.netReplOutput.Add(int64(len(b)))
+		live++
+	}
+	if live == 0 {
+		return 0, errors.New("no replica left to receive the RDB")
+	}
+	return len(b), nil
+}
+
+// startSyncImage starts the shard's part of a disk-less sync image (as
+// startSnap does for BGSAVE) and queues the loop's first step.
+func (l *Loop) startSyncImage(s *aof.Snapshot) {
+	js := &loopSnap{s: s, sync: true}
+	js.cw = rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, s.Hand)
+	l.snap = js
+	l.sh.StartImage(imageKey(js.cw))
+	if l.rwStep == nil {
+		l.rwStep = gnet.RunnableFunc(func(context.Context) error {
+			l.rewriteStep()
+			return nil
+		})
+	}
+	_ = l.el.Execute(context.Background(), l.rwStep)
+}
+
+// syncImageDone is a loop's end of its part of the sync image.
+func (srv *Server) syncImageDone(js *loopSnap) {
+	rp := &srv.repl
+	if rp.m.syncImg != js.s || rp.m.remain.Add(-1) != 0 {
+		return
+	}
+	go func() {
+		s := js.s
+		err := s.Finish()
+		rp.mu.Lock()
+		var rs []*replica
+		for _, r := range rp.m.replicas {
+			if r.state.Load() == repSendBulk {
+				rs = append(rs, r)
+			}
+		}
+		rp.mu.Unlock()
+		if err == nil {
+			// The trailer: the mark again.
+			for _, r := range rs {
+				if !r.dropped.Load() {
+					if werr := r.writeNow(string(rp.m.eofMark)); werr != nil {
+						r.drop("write error: " + werr.Error())
+					}
+				}
+			}
+		}
+		srv.procsFor(-1)
+		rp.m.syncImg = nil
+		rp.m.imaging.Store(false)
+		rp.m.syncing.Store(false)
+		if srv.save.rewriteAfter.CompareAndSwap(true, false) {
+			srv.sysRequest(bgrewriteaofRequest) // one image at a time: it waited
+		}
+		for _, r := range rs {
+			if err != nil {
+				r.rdb <- syncRDB{err: err}
+			} else {
+				r.rdb <- syncRDB{}
+			}
+		}
+		srv.log.Noticef("Background RDB transfer terminated with success")
+	}()
+}
+
+// startDiskSync runs a BGSAVE for the replicas, which get the file when it
+// is done (replDiskSaved); every loop is parked.
+func (srv *Server) startDiskSync(rs []*replica) {
+	rp := &srv.repl
+	for _, r := range rs {
+		if err := r.writeNow(r.greeting); err != nil {
+			r.drop(err.Error())
+		}
+	}
+	rp.mu.Lock()
+	rp.m.diskWait = append(rp.m.diskWait, rs...)
+	rp.mu.Unlock()
+	srv.log.Noticef("Starting BGSAVE for SYNC with target: disk")
+	if err := srv.startSnapshot(); err != nil {
+		srv.replDiskSaved(err)
+	}
+}
+
+// replDiskSaved is the end of a BGSAVE: replicas waiting for a disk-based
+// sync get the file (or the error).
+func (srv *Server) replDiskSaved(err error) {
+	rp := &srv.repl
+	rp.mu.Lock()
+	rs := rp.m.diskWait
+	rp.m.diskWait = nil
+	rp.mu.Unlock()
+	if len(rs) == 0 {
+		return
+	}
+	for _, r := range rs {
+		r.state.Store(repSendBulk)
+		if err != nil {
+			r.rdb <- syncRDB{err: err}
+		} else {
+			r.rdb <- syncRDB{file: srv.rdbPath()}
+		}
+	}
+	rp.m.syncing.Store(false)
+}
+
+func (r *replica) writeNow(s string) error {
+	_ = r.conn.SetWriteDeadline(time.Now().Add(time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second))
+	_, err := r.conn.Write([]byte(s))
+	return err
+}
+
+// replicaClosed is the client's close: its replica goes too.
+func (cl *Client) replicaClosed() {
+	if r := cl.rep; r != nil {
+		r.drop("")
+	}
+}
+
+// connectedReplicas lists the attached replicas.
+func (srv *Server) connectedReplicas() []replicaInfo {
+	rp := &srv.repl
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	now := time.Now().UnixMilli()
+	out := make([]replicaInfo, 0, len(rp.m.replicas))
+	for _, r := range rp.m.replicas {
+		if r.rdbOnly {
+			continue
+		}
+		st := "online"
+		switch r.state.Load() {
+		case repWaitBgsave:
+			st = "wait_bgsave"
+		case repSendBulk:
+			st = "send_bulk"
+		}
+		lag := int64(0)
+		if t := r.ackTime.Load(); t > 0 {
+			lag = (now - t) / 1000
+		}
+		out = append(out, replicaInfo{ip: r.ip, port: r.port, state: st, offset: r.ack.Load(), lag: lag})
+	}
+	return out
+}
+
+// replAcked is called when a replica's acknowledged offset moved or a
+// replica went: WAIT's waiters are looked at again (wait.go).
+func (srv *Server) replAcked() {}
+
+// replicaLinkUp reports whether a replica's link to its master is up
+// (replica.go sets it).
+func (srv *Server) replicaLinkUp() bool { return false }
