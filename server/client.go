@@ -94,7 +94,7 @@ func (cl *Client) onClose() {
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go
 	cl.replicaClosed()
-	cl.dropMem()     // clientmem.go
+	cl.dropMem() // clientmem.go
 }
 
 // setAuthenticated records whether the client may run commands; until it

@@ -97,10 +97,10 @@ type Server struct {
 
 // serverStats are process-wide counters updated with atomics off the hot path.
 type serverStats struct {
-	connections  atomic.Int64
-	rejectedConn atomic.Int64
-	netInput     atomic.Int64
-	netOutput    atomic.Int64
+	connections   atomic.Int64
+	rejectedConn  atomic.Int64
+	netInput      atomic.Int64
+	netOutput     atomic.Int64
 	netReplInput  atomic.Int64 // total_net_repl_input_bytes
 	netReplOutput atomic.Int64 // total_net_repl_output_bytes
 }
