@@ -27,6 +27,9 @@ func (cl *Client) infoMulti() (count, mem int) { return cl.multiCount(), cl.mult
 // infoFlags appends the flag letters of features kept elsewhere, in
 // Redis's order: 'P' (pub/sub), 'x' (MULTI), 'b' (blocked), 'd' (dirty CAS).
 func (cl *Client) infoFlags(b []byte) []byte {
+	if cl.rep != nil {
+		b = append(b, 'S')
+	}
 	if cl.subscribed() {
 		b = append(b, 'P')
 	}

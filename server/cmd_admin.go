@@ -794,9 +794,12 @@ func clientTypeByName(b []byte) int {
 	return -1
 }
 
-// clientType is the client's class: pubsub while subscribed, else normal
-// (there is no replication).
+// clientType is the client's class: replica, pubsub while subscribed, else
+// normal.
 func (cl *Client) clientType() int {
+	if cl.rep != nil {
+		return clientTypeSlave
+	}
 	if cl.subscribed() {
 		return clientTypePubsub
 	}
