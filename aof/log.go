@@ -68,11 +68,10 @@ type Options struct {
 	// policy makes it (written; under "always", fsynced), in log order,
 	// from whoever runs the writer's round: the group's commands (without
 	// the annotation), the database the file was in before them and the one
-	// it is in after them, so a
-	// reader that keeps its own SELECT state can follow (replication). The
-	// bytes are the writer's: copy what must outlive the call. SetTap
-	// changes it.
-	Tap  func(group []byte, startDB, endDB int)
+	// it is in after them, so that a reader keeping its own SELECT state can
+	// follow (replication), and the sequence of its last batch. The bytes
+	// are the writer's: copy what must outlive the call. SetTap changes it.
+	Tap  func(group []byte, startDB, endDB int, last uint64)
 	FS   FS                                          // nil: the real file system
 	Logf func(level int, format string, args ...any) // nil: discard
 
@@ -161,7 +160,7 @@ type Log struct {
 		fsync, group, groupCmds Hist
 	}
 	latencyFn atomic.Pointer[func(event string, d time.Duration)] // metrics.go
-	tap       atomic.Pointer[func(group []byte, startDB, endDB int)]
+	tap       atomic.Pointer[func(group []byte, startDB, endDB int, last uint64)]
 	// memory: a log without files (OpenMemory), which only orders the
 	// batches for the tap.
 	memory bool
@@ -363,7 +362,7 @@ func OpenMemory(o Options) *Log {
 func (l *Log) Memory() bool { return l.memory }
 
 // SetTap replaces Options.Tap; nil removes it.
-func (l *Log) SetTap(fn func(group []byte, startDB, endDB int)) {
+func (l *Log) SetTap(fn func(group []byte, startDB, endDB int, last uint64)) {
 	if fn == nil {
 		l.tap.Store(nil)
 		return

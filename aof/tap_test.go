@@ -14,7 +14,7 @@ func TestTapSeesGroupsInOrder(t *testing.T) {
 		var mu sync.Mutex
 		var got bytes.Buffer
 		db := -1
-		tap := func(g []byte, startDB, endDB int) {
+		tap := func(g []byte, startDB, endDB int, last uint64) {
 			mu.Lock()
 			defer mu.Unlock()
 			if startDB != db {

@@ -421,7 +421,7 @@ func (w *writerState) flush() bool {
 	l.stats.incrSize.Store(w.off)
 
 	if tap := l.tap.Load(); tap != nil {
-		(*tap)(w.grp[groupHeaderRoom:], w.grpStartDB, w.grpDB)
+		(*tap)(w.grp[groupHeaderRoom:], w.grpStartDB, w.grpDB, w.grpTo)
 	}
 	to := w.grpTo
 	w.fileDB = w.grpDB

@@ -149,6 +149,11 @@ type waiter struct {
 	out  []byte
 	need uint64
 
+	// A keyless waiter's (WAIT, repl_wait.go): the reply of a timeout or
+	// CLIENT UNBLOCK ... TIMEOUT, and what to do when the wait ends.
+	cancelReply func([]byte) []byte
+	onEnd       func()
+
 	// Home loop only.
 	timer      *time.Timer
 	delivered  bool
@@ -645,6 +650,9 @@ func (w *waiter) timedOut(context.Context) error {
 func (cl *Client) finishWait(w *waiter) {
 	cl.blocked = nil
 	w.delivered = true
+	if w.onEnd != nil {
+		w.onEnd()
+	}
 	if w.timer != nil {
 		w.timer.Stop()
 		cl.srv.blk.timed.Add(-1)
@@ -675,6 +683,8 @@ func (cl *Client) finishWait(w *waiter) {
 			// A failed call (Redis's updateStatsOnUnblock with had_errors).
 			cl.loop.stats.cmds[w.cmd.id].failed++
 			cl.loop.stats.countErrorString(unblockedError)
+		} else if w.cancelReply != nil {
+			cl.out = w.cancelReply(cl.out) // WAIT: the count now (repl_wait.go)
 		} else {
 			cl.out = resp.AppendNullArray(cl.out, w.proto)
 		}
@@ -744,6 +754,9 @@ func (cl *Client) onCloseBlocked() {
 		cl.srv.blk.timed.Add(-1)
 	}
 	cl.srv.blk.clients.Add(-1)
+	if w.onEnd != nil {
+		w.onEnd()
+	}
 }
 
 // releaseLines serves, on their shards' loops, the keys whose lines w held

@@ -601,7 +601,12 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 		return
 	}
 	if x.Blocked() {
-		cl.startWait(l.block(cl, cmd, argv, x, nanotime(), nil))
+		w := l.block(cl, cmd, argv, x, nanotime(), nil)
+		if x.waitFor != nil { // WAIT (repl_wait.go)
+			l.srv.replWaitBlocked(w, x.waitFor)
+			x.waitFor = nil
+		}
+		cl.startWait(w)
 	}
 	l.serveReady(1 << uint(l.id)) // blocked clients first (blocking.go)
 	l.sh.NoTouch = false

@@ -62,6 +62,7 @@ var replMasterCommands = []serverCmd{
 	{name: "psync", exec: cmdPsync, allShards: true},
 	{name: "sync", exec: cmdSync, allShards: true},
 	{name: "replconf", exec: cmdReplconf, home: true},
+	{name: "wait", exec: cmdWait, home: true},
 }
 
 // Replica states (Redis's SLAVE_STATE_*).
@@ -134,6 +135,13 @@ type replMaster struct {
 	diskWait []*replica
 
 	fullSyncs, partialOK, partialErr atomic.Int64
+
+	// WAIT (repl_wait.go).
+	ring       []tapMark
+	ringAt     int
+	lastTapped uint64
+	waits      []*replWait
+	nwaits     atomic.Int32
 }
 
 var errNoMasterLink = "NOMASTERLINK Can't SYNC while not connected with my master"
@@ -332,7 +340,7 @@ func (srv *Server) ensureReplLog() error {
 }
 
 // replTap is the log's tap: a group made durable goes to the stream.
-func (srv *Server) replTap(group []byte, startDB, endDB int) {
+func (srv *Server) replTap(group []byte, startDB, endDB int, last uint64) {
 	rp := &srv.repl
 	if rp.isReplica.Load() || !rp.on.Load() {
 		return
@@ -348,8 +356,12 @@ func (srv *Server) replTap(group []byte, startDB, endDB int) {
 	}
 	rp.appendLocked(group)
 	rp.db = endDB
+	rp.m.tapped(last, rp.off)
 	rp.mu.Unlock()
 	rp.cond.Broadcast()
+	if rp.m.nwaits.Load() > 0 {
+		srv.replAcked()
+	}
 }
 
 func appendSelectCmd(b []byte, db int) []byte {
@@ -817,9 +829,6 @@ func (srv *Server) connectedReplicas() []replicaInfo {
 	return out
 }
 
-// replAcked is called when a replica's acknowledged offset moved or a
-// replica went: WAIT's waiters are looked at again (wait.go).
-func (srv *Server) replAcked() {}
 
 // replicaLinkUp reports whether a replica's link to its master is up
 // (replica.go sets it).

@@ -175,6 +175,7 @@ type Exec struct {
 	// errCounted: the error reply was counted in errorstats already (a
 	// script passing on the error of a command it called).
 	errCounted bool
+	waitFor    *replWait // a WAIT that blocks (repl_wait.go)
 }
 
 func (x *Exec) reset(cl *Client, db, proto int, ms int64) {
