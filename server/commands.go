@@ -311,6 +311,9 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 		if msg := cl.srv.writesRefused(); msg != "" { // snapshot.go
 			return msg
 		}
+		if cl.srv.repl.m.tooFewGood.Load() && cmd.flags&flagWrite != 0 && cl.rep == nil { // repl_master.go
+			return "NOREPLICAS Not enough good replicas to write."
+		}
 		if msg := cl.srv.logError(); msg != "" {
 			return msg
 		}

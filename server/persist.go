@@ -76,6 +76,7 @@ var (
 // startLoading, while the server already answers -LOADING.
 func (srv *Server) openLog() error {
 	srv.installPersistHooks()
+	srv.installReplHooks() // repl_master.go
 	if !srv.cfg.AppendOnly() {
 		return nil
 	}

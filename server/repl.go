@@ -220,6 +220,9 @@ type replicaInfo struct {
 func (srv *Server) infoReplicas(w *infoWriter) {
 	rs := srv.connectedReplicas()
 	w.int("connected_slaves", int64(len(rs)))
+	if srv.cfg.intOr("min-replicas-to-write", 0) > 0 && srv.cfg.intOr("min-replicas-max-lag", 10) > 0 {
+		w.int("min_slaves_good_slaves", srv.repl.m.good.Load())
+	}
 	for i, r := range rs {
 		w.str("slave"+strconv.Itoa(i), "ip="+r.ip+",port="+strconv.Itoa(r.port)+",state="+r.state+
 			",offset="+strconv.FormatInt(r.offset, 10)+",lag="+strconv.FormatInt(r.lag, 10))

@@ -136,6 +136,12 @@ type replMaster struct {
 
 	fullSyncs, partialOK, partialErr atomic.Int64
 
+	// min-replicas-to-write: good replicas (online, ACK within
+	// min-replicas-max-lag), refreshed by the cron and by CONFIG SET;
+	// tooFewGood refuses writes (-NOREPLICAS).
+	good       atomic.Int64
+	tooFewGood atomic.Bool
+
 	// WAIT (repl_wait.go).
 	ring       []tapMark
 	ringAt     int
@@ -568,11 +574,52 @@ func (srv *Server) replCron() {
 			}
 		}
 	}
+	srv.refreshGoodReplicas()
 	period := time.Duration(srv.cfg.intOr("repl-ping-replica-period", 10)) * time.Second
 	if nrep > 0 && now.Sub(rp.lastPing) >= period {
 		rp.lastPing = now
 		rp.appendRaw([]byte("*1\r\n$4\r\nPING\r\n"))
 	}
+}
+
+// installReplHooks applies CONFIG SET of the replication settings.
+func (srv *Server) installReplHooks() {
+	cfg := srv.cfg
+	cfg.OnChange("min-replicas-to-write", srv.refreshGoodReplicas)
+	cfg.OnChange("min-replicas-max-lag", srv.refreshGoodReplicas)
+	cfg.OnChange("repl-backlog-size", func() {
+		rp := &srv.repl
+		rp.mu.Lock()
+		rp.backlogSize = cfg.ReplBacklogSize()
+		if rp.active {
+			rp.trimLocked()
+		}
+		rp.mu.Unlock()
+	})
+}
+
+// refreshGoodReplicas counts the good replicas (Redis's
+// refreshGoodSlavesCount).
+func (srv *Server) refreshGoodReplicas() {
+	rp := &srv.repl
+	need := srv.cfg.intOr("min-replicas-to-write", 0)
+	maxLag := srv.cfg.intOr("min-replicas-max-lag", 10)
+	if need == 0 || maxLag == 0 || rp.isReplica.Load() {
+		rp.m.good.Store(0)
+		rp.m.tooFewGood.Store(false)
+		return
+	}
+	now := time.Now().UnixMilli()
+	var good int64
+	rp.mu.Lock()
+	for _, r := range rp.m.replicas {
+		if r.state.Load() == repOnline && !r.rdbOnly && (now-r.ackTime.Load())/1000 <= maxLag {
+			good++
+		}
+	}
+	rp.mu.Unlock()
+	rp.m.good.Store(good)
+	rp.m.tooFewGood.Store(good < need)
 }
 
 // startFullSync is the cut of a full sync; every loop is parked.
