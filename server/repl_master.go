@@ -82,6 +82,7 @@ type replica struct {
 
 	capaEOF, capaPsync2 bool
 	rdbOnly             bool // REPLCONF rdb-only 1 (redis-cli --rdb): no stream after the RDB
+	softSince           int64 // unix s since its lag is over the soft limit (repl.mu)
 
 	state   atomic.Int32
 	ack     atomic.Int64 // REPLCONF ACK offset
@@ -363,8 +364,13 @@ func (srv *Server) replTap(group []byte, startDB, endDB int, last uint64) {
 	rp.appendLocked(group)
 	rp.db = endDB
 	rp.m.tapped(last, rp.off)
+	over := srv.overLimit()
 	rp.mu.Unlock()
 	rp.cond.Broadcast()
+	for _, r := range over {
+		r.srv.obs.obufDisconnections.Add(1)
+		r.drop(fmt.Sprintf("Client id=%d addr=%s flags=S scheduled to be closed ASAP for overcoming of output buffer limits.", r.cl.id, r.addr))
+	}
 	if rp.m.nwaits.Load() > 0 {
 		srv.replAcked()
 	}
@@ -506,7 +512,9 @@ func (r *replica) drop(why string) {
 	}
 	srv := r.srv
 	rp := &srv.repl
-	if why != "" {
+	if strings.HasPrefix(why, "Client ") {
+		srv.log.Warningf("%s", why)
+	} else if why != "" {
 		srv.log.Warningf("Replica %s: %s", r.name(), why)
 	}
 	rp.mu.Lock()
@@ -580,6 +588,36 @@ func (srv *Server) replCron() {
 		rp.lastPing = now
 		rp.appendRaw([]byte("*1\r\n$4\r\nPING\r\n"))
 	}
+}
+
+// overLimit returns the replicas whose lag breaks the replica class's
+// client-output-buffer-limit (the hard limit, or the soft one for longer
+// than its seconds); repl.mu is held.
+func (srv *Server) overLimit() []*replica {
+	lim := srv.cfg.ClientOutputBufferLimits()[cfgObufSlave]
+	if lim.HardLimitBytes == 0 && lim.SoftLimitBytes == 0 {
+		return nil
+	}
+	rp := &srv.repl
+	var over []*replica
+	now := time.Now().Unix()
+	for _, r := range rp.m.replicas {
+		lag := uint64(rp.off - r.sent.Load())
+		if lim.HardLimitBytes != 0 && lag >= lim.HardLimitBytes {
+			over = append(over, r)
+			continue
+		}
+		if lim.SoftLimitBytes != 0 && lag >= lim.SoftLimitBytes {
+			if r.softSince == 0 {
+				r.softSince = now
+			} else if now-r.softSince >= int64(lim.SoftLimitSeconds) {
+				over = append(over, r)
+			}
+		} else {
+			r.softSince = 0
+		}
+	}
+	return over
 }
 
 // installReplHooks applies CONFIG SET of the replication settings.
