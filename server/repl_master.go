@@ -557,6 +557,7 @@ func removeReplica(list []*replica, r *replica) []*replica {
 // the backlog after repl-backlog-ttl without replicas.
 func (srv *Server) replCron() {
 	rp := &srv.repl
+	srv.refreshGoodReplicas()
 	if !rp.on.Load() {
 		return
 	}
@@ -582,7 +583,6 @@ func (srv *Server) replCron() {
 			}
 		}
 	}
-	srv.refreshGoodReplicas()
 	period := time.Duration(srv.cfg.intOr("repl-ping-replica-period", 10)) * time.Second
 	if nrep > 0 && now.Sub(rp.lastPing) >= period {
 		rp.lastPing = now
@@ -634,6 +634,7 @@ func (srv *Server) installReplHooks() {
 		}
 		rp.mu.Unlock()
 	})
+	srv.refreshGoodReplicas()
 }
 
 // refreshGoodReplicas counts the good replicas (Redis's

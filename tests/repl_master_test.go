@@ -1,0 +1,214 @@
+package tests
+
+import (
+	"context"
+	"math/rand"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// replLoad writes a mixed, pipelined load to c for d: strings, counters,
+// lists, hashes, sets, sorted sets, streams, expiring keys, deletes, and
+// MULTI ... EXEC blocks whose keys live on different shards.
+func replLoad(t testing.TB, c *redis.Client, seed int64, d time.Duration) int {
+	ctx := context.Background()
+	rnd := rand.New(rand.NewSource(seed))
+	end := time.Now().Add(d)
+	n := 0
+	for time.Now().Before(end) {
+		p := c.Pipeline()
+		for i := 0; i < 32; i++ {
+			k := strconv.Itoa(rnd.Intn(2000))
+			switch rnd.Intn(10) {
+			case 0:
+				p.Set(ctx, "s:"+k, rnd.Int63(), 0)
+			case 1:
+				p.IncrBy(ctx, "n:"+k, int64(rnd.Intn(10)))
+			case 2:
+				p.LPush(ctx, "l:"+k, rnd.Intn(100))
+			case 3:
+				p.HSet(ctx, "h:"+k, "f"+strconv.Itoa(rnd.Intn(20)), rnd.Intn(100))
+			case 4:
+				p.SAdd(ctx, "set:"+k, rnd.Intn(50))
+			case 5:
+				p.ZAdd(ctx, "z:"+k, redis.Z{Score: float64(rnd.Intn(100)), Member: rnd.Intn(30)})
+			case 6:
+				p.XAdd(ctx, &redis.XAddArgs{Stream: "x:" + k, Values: []any{"v", rnd.Intn(100)}})
+			case 7:
+				p.Set(ctx, "e:"+k, 1, time.Duration(50+rnd.Intn(2000))*time.Millisecond)
+			case 8:
+				p.Del(ctx, "s:"+k, "l:"+k)
+			case 9:
+				tx := c.TxPipeline()
+				tx.IncrBy(ctx, "t:a", 1)
+				tx.IncrBy(ctx, "t:b", 1)
+				tx.MSet(ctx, "t:c"+k, k, "t:d"+k, k)
+				if _, err := tx.Exec(ctx); err != nil {
+					t.Errorf("MULTI/EXEC: %v", err)
+					return n
+				}
+			}
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Errorf("load: %v", err)
+			return n
+		}
+		n += 32
+	}
+	return n
+}
+
+// waitCaughtUp waits until the replica's offset reaches the master's and
+// their DEBUG DIGESTs agree.
+func waitCaughtUp(t testing.TB, master, rep *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	var md, rd string
+	for time.Now().Before(deadline) {
+		mo := infoField(t, master, "replication", "master_repl_offset")
+		ro := infoField(t, rep, "replication", "slave_repl_offset")
+		if infoField(t, rep, "replication", "master_link_status") == "up" && mo == ro {
+			md = master.Do(ctx, "DEBUG", "DIGEST").Val().(string)
+			rd = rep.Do(ctx, "DEBUG", "DIGEST").Val().(string)
+			if md == rd {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("replica did not catch up: master offset %s digest %s, replica offset %s digest %s, link %s",
+		infoField(t, master, "replication", "master_repl_offset"), md,
+		infoField(t, rep, "replication", "slave_repl_offset"), rd,
+		infoField(t, rep, "replication", "master_link_status"))
+}
+
+// A redis-server 7.0 replica of a redshard master (--shards 4) ends with
+// the master's digest after a full sync taken under a pipelined mixed
+// load, and again after its link is cut and restored, by partial resync;
+// WAIT counts the replica that has acknowledged the client's writes.
+func TestRedisReplicaOfRedshard(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	for _, mode := range []struct {
+		name string
+		args []string
+	}{
+		{"appendonly-no", nil},
+		{"always-diskless", []string{"--appendonly", "yes", "--appendfsync", "always"}},
+		{"everysec-disk", []string{"--appendonly", "yes", "--repl-diskless-sync", "no"}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := context.Background()
+			args := append([]string{"--shards", "4", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"}, mode.args...)
+			m := startServer(t, args...)
+			mc := m.client(t, 2)
+			if _, err := mc.Do(ctx, "DEBUG", "POPULATE", "50000", "pop", "64").Result(); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			wg.Add(2)
+			for i := 0; i < 2; i++ {
+				go func(i int) {
+					defer wg.Done()
+					replLoad(t, m.client(t, 2), int64(i), 1500*time.Millisecond)
+				}(i)
+			}
+			time.Sleep(200 * time.Millisecond) // the sync starts under load
+			r := startRedisServer(t, t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+			rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
+			defer rc.Close()
+			wg.Wait()
+			waitCaughtUp(t, mc, rc)
+			if got := infoField(t, mc, "stats", "sync_full"); got != "1" {
+				t.Errorf("sync_full = %s, want 1", got)
+			}
+			if got := infoField(t, mc, "replication", "connected_slaves"); got != "1" {
+				t.Errorf("connected_slaves = %s, want 1", got)
+			}
+
+			// Cut the link under load: the replica comes back by partial resync.
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				replLoad(t, m.client(t, 2), 7, time.Second)
+			}()
+			time.Sleep(300 * time.Millisecond)
+			if n, err := mc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Int(); err != nil || n != 1 {
+				t.Fatalf("CLIENT KILL TYPE replica = %d, %v", n, err)
+			}
+			wg.Wait()
+			waitCaughtUp(t, mc, rc)
+			if got := infoField(t, mc, "stats", "sync_partial_ok"); got != "1" {
+				t.Errorf("sync_partial_ok = %s, want 1 (full syncs %s)", got, infoField(t, mc, "stats", "sync_full"))
+			}
+			if got := infoField(t, mc, "stats", "sync_full"); got != "1" {
+				t.Errorf("sync_full = %s after the cut, want 1", got)
+			}
+
+			// WAIT: one connection writes and waits.
+			w := m.client(t, 2)
+			w.Options().PoolSize = 1
+			if err := w.Set(ctx, "w", "1", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := w.Do(ctx, "WAIT", "1", "5000").Int(); err != nil || n != 1 {
+				t.Errorf("WAIT 1 5000 = %d, %v; want 1", n, err)
+			}
+			start := time.Now()
+			if n, err := w.Do(ctx, "WAIT", "2", "200").Int(); err != nil || n != 1 {
+				t.Errorf("WAIT 2 200 = %d, %v; want 1", n, err)
+			}
+			if el := time.Since(start); el < 190*time.Millisecond {
+				t.Errorf("WAIT 2 200 returned after %v", el)
+			}
+			// A replica that cannot acknowledge (busy) is not counted.
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = rc.Do(ctx, "DEBUG", "SLEEP", "1").Err()
+			}()
+			time.Sleep(100 * time.Millisecond)
+			if err := w.Set(ctx, "w", "2", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := w.Do(ctx, "WAIT", "1", "300").Int(); err != nil || n != 0 {
+				t.Errorf("WAIT 1 300 while the replica sleeps = %d, %v; want 0", n, err)
+			}
+			if n, err := w.Do(ctx, "WAIT", "1", "0").Int(); err != nil || n != 1 {
+				t.Errorf("WAIT 1 0 = %d, %v; want 1", n, err)
+			}
+			<-done
+			if v := rc.Get(ctx, "w").Val(); v != "2" {
+				t.Errorf("replica's w = %q after WAIT, want 2", v)
+			}
+		})
+	}
+}
+
+// min-replicas-to-write refuses writes while too few replicas are
+// attached, with Redis's error.
+func TestMinReplicasToWrite(t *testing.T) {
+	ctx := context.Background()
+	m := startServer(t, "--min-replicas-to-write", "1")
+	c := m.client(t, 2)
+	err := c.Set(ctx, "k", "v", 0).Err()
+	if err == nil || err.Error() != "NOREPLICAS Not enough good replicas to write." {
+		t.Fatalf("SET with no replica: %v", err)
+	}
+	if v, err := c.Get(ctx, "k").Result(); err != redis.Nil {
+		t.Fatalf("GET = %q, %v", v, err)
+	}
+	if err := c.ConfigSet(ctx, "min-replicas-to-write", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET after min-replicas-to-write 0: %v", err)
+	}
+}
