@@ -81,7 +81,7 @@ type replica struct {
 	port int // REPLCONF listening-port
 
 	capaEOF, capaPsync2 bool
-	rdbOnly             bool // REPLCONF rdb-only 1 (redis-cli --rdb): no stream after the RDB
+	rdbOnly             bool  // REPLCONF rdb-only 1 (redis-cli --rdb): no stream after the RDB
 	softSince           int64 // unix s since its lag is over the soft limit (repl.mu)
 
 	state   atomic.Int32
@@ -914,7 +914,6 @@ func (srv *Server) connectedReplicas() []replicaInfo {
 	}
 	return out
 }
-
 
 // replicaLinkUp reports whether a replica's link to its master is up
 // (replica.go sets it).
