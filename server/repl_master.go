@@ -83,6 +83,7 @@ type replica struct {
 	capaEOF, capaPsync2 bool
 	rdbOnly             bool  // REPLCONF rdb-only 1 (redis-cli --rdb): no stream after the RDB
 	softSince           int64 // unix s since its lag is over the soft limit (repl.mu)
+	prePsync            bool  // came with SYNC: no +FULLRESYNC line
 
 	state   atomic.Int32
 	ack     atomic.Int64 // REPLCONF ACK offset
@@ -252,7 +253,7 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 		rc = &replConf{}
 	}
 	r := &replica{srv: srv, cl: cl, port: rc.port, ip: rc.ip, capaEOF: rc.eof && psync, capaPsync2: rc.psync2,
-		rdbOnly: rc.rdbOnly, since: time.Now(), gone: make(chan struct{}), acked: make(chan struct{}), rdb: make(chan syncRDB, 1)}
+		rdbOnly: rc.rdbOnly, prePsync: !psync, since: time.Now(), gone: make(chan struct{}), acked: make(chan struct{}), rdb: make(chan syncRDB, 1)}
 	if addr := cl.c.RemoteAddr(); addr != nil {
 		r.addr = addr.String()
 		if r.ip == "" {
@@ -487,7 +488,7 @@ func (r *replica) sendFile(path string, write func([]byte) error) error {
 	if err != nil {
 		return err
 	}
-	if err := write([]byte("$" + strconv.FormatInt(st.Size(), 10) + "\r\n")); err != nil {
+	if err := write([]byte(r.greeting + "$" + strconv.FormatInt(st.Size(), 10) + "\r\n")); err != nil {
 		return err
 	}
 	buf := make([]byte, 256<<10)
@@ -693,7 +694,9 @@ func (srv *Server) startFullSync() {
 	id := rp.replid
 	rp.mu.Unlock()
 	for _, r := range waiting {
-		r.greeting = "+FULLRESYNC " + id + " " + strconv.FormatInt(off, 10) + "\r\n"
+		if !r.prePsync { // SYNC gets the RDB alone
+			r.greeting = "+FULLRESYNC " + id + " " + strconv.FormatInt(off, 10) + "\r\n"
+		}
 	}
 	rp.m.fullSyncs.Add(int64(len(waiting)))
 	if disk {
@@ -839,11 +842,6 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 // is done (replDiskSaved); every loop is parked.
 func (srv *Server) startDiskSync(rs []*replica) {
 	rp := &srv.repl
-	for _, r := range rs {
-		if err := r.writeNow(r.greeting); err != nil {
-			r.drop(err.Error())
-		}
-	}
 	rp.mu.Lock()
 	rp.m.diskWait = append(rp.m.diskWait, rs...)
 	rp.mu.Unlock()
