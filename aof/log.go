@@ -359,7 +359,7 @@ func OpenMemory(o Options) *Log {
 }
 
 // Memory reports whether the log has no files (OpenMemory).
-func (l *Log) Memory() bool { return l.memory }
+func (l *Log) Memory() bool { return l != nil && l.memory }
 
 // SetTap replaces Options.Tap; nil removes it.
 func (l *Log) SetTap(fn func(group []byte, startDB, endDB int, last uint64)) {

@@ -584,6 +584,28 @@ func (srv *Server) replCron() {
 			}
 		}
 	}
+	// Replicas silent for repl-timeout are dropped (Redis's replicationCron).
+	timeout := srv.cfg.intOr("repl-timeout", 60) * 1000
+	var silent []*replica
+	rp.mu.Lock()
+	for _, r := range rp.m.replicas {
+		if r.state.Load() == repOnline && !r.rdbOnly && r.ackTime.Load() > 0 && now.UnixMilli()-r.ackTime.Load() > timeout {
+			silent = append(silent, r)
+		}
+	}
+	// The backlog goes after repl-backlog-ttl without replicas, and with it
+	// the history: a new replication id (Redis's replicationCron).
+	if ttl := srv.cfg.intOr("repl-backlog-ttl", 3600); rp.active && nrep == 0 && ttl > 0 && !rp.isReplica.Load() &&
+		!rp.noReplicas.IsZero() && now.Sub(rp.noReplicas) > time.Duration(ttl)*time.Second {
+		rp.active = false
+		rp.head, rp.tail, rp.headPos, rp.histlen = nil, nil, 0, 0
+		rp.replid, rp.replid2, rp.second = randomHex40(), zeroReplID, -1
+		srv.log.Noticef("Replication backlog freed after %d seconds without connected replicas.", ttl)
+	}
+	rp.mu.Unlock()
+	for _, r := range silent {
+		r.drop("Disconnecting timedout replica (streaming sync)")
+	}
 	period := time.Duration(srv.cfg.intOr("repl-ping-replica-period", 10)) * time.Second
 	if nrep > 0 && now.Sub(rp.lastPing) >= period {
 		rp.lastPing = now
