@@ -78,3 +78,10 @@ func parseShebang(body string) (flags uint64, shebangLen int, err string) {
 	}
 	return flags, end, ""
 }
+
+// ScriptFlags returns the flags of an EVAL body's shebang (FlagEvalCompatMode
+// without one); ok is false when the shebang is invalid.
+func ScriptFlags(body []byte) (flags uint64, ok bool) {
+	f, _, err := parseShebang(string(body[:min(len(body), 4096)]))
+	return f, err == ""
+}

@@ -77,7 +77,7 @@ func (l *Loop) cron() {
 		l.maybeAutoSave() // snapshot.go
 		l.srv.replCron()  // repl_master.go
 	}
-	if l.srv.activeExpire.Load() {
+	if l.srv.activeExpire.Load() && !l.srv.keepExpired() {
 		hz := l.srv.cfg.Hz()
 		if hz < 1 {
 			hz = 1

@@ -57,6 +57,7 @@ const (
 	flagBlocking
 	flagNoMulti
 	flagAllowBusy
+	flagMayReplicate
 )
 
 // flagByName maps the metadata's flag names to the flags dispatch uses.
@@ -65,6 +66,7 @@ var flagByName = map[string]cmdFlags{
 	"admin": flagAdmin, "no_auth": flagNoAuth, "loading": flagLoading,
 	"stale": flagStale, "fast": flagFast, "noscript": flagNoScript,
 	"pubsub": flagPubSub, "blocking": flagBlocking, "no_multi": flagNoMulti, "allow_busy": flagAllowBusy,
+	"may_replicate": flagMayReplicate,
 }
 
 // serverCmd is a row of the server command table.
@@ -277,7 +279,7 @@ func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejec
 // for anything that would be rejected or must run at home.
 func (cl *Client) peekRoute(argv [][]byte) (cmd *Cmd, target int, mask uint64, ok bool) {
 	cmd = cl.lookup(argv)
-	if cmd == nil || cmd.home || cl.check(cmd, argv) != "" {
+	if cmd == nil || cmd.home || cl.check(cmd, argv) != "" || cl.srv.pause.typ.Load() != pauseOff && cl.paused(argv) {
 		return nil, 0, 0, false
 	}
 	target, mask = cl.placement(cmd, argv)

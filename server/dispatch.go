@@ -168,6 +168,11 @@ func (cl *Client) process(own bool) {
 			pos += n
 			continue
 		}
+		if cl.srv.pause.typ.Load() != pauseOff && cl.paused(argv) { // CLIENT PAUSE (pause.go)
+			cl.parser.Reset()
+			cl.postpone(argv)
+			break
+		}
 		cmd, target, mask, rejected := cl.route(argv)
 		if rejected {
 			pos += n

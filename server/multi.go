@@ -185,7 +185,7 @@ func (cl *Client) routeMulti(cmd *Cmd, argv [][]byte) (target int, mask uint64, 
 		case cmd.home:
 			tx.home = true
 		}
-		tx.flags |= cmd.flags
+		tx.flags |= cl.effectiveFlags(cmd, argv) // a no-writes script neither writes nor replicates
 	}
 	start := len(cl.out)
 	cl.out = append(cl.out, "+QUEUED\r\n"...)

@@ -72,7 +72,8 @@ type Server struct {
 	logFailing    atomic.Bool // the AOF's last write or fsync failed
 	load          loadState   // loading the AOF at start (persist.go)
 	blk           serverBlocking
-	repl          replState // replication ids, offset and stream (repl.go)
+	repl          replState  // replication ids, offset and stream (repl.go)
+	pause         pauseState // CLIENT PAUSE (pause.go)
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way

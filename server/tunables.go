@@ -47,5 +47,6 @@ func (srv *Server) newShard(id int) *shard.Shard {
 	sh.OnSwapDB = srv.swapHook(sh)
 	sh.OnFlushDB = srv.flushHook(sh)
 	sh.OnVerbose = func(msg string) { srv.log.Verbosef("%s", msg) }
+	sh.KeepExpired = srv.keepExpired // pause.go
 	return sh
 }

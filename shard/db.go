@@ -191,6 +191,9 @@ func (db *DB) Lookup(key []byte) int32 {
 func (db *DB) Peek(key []byte) int32 { return db.find(key, Hash(key)) }
 
 func (db *DB) expireSlot(slot int32) {
+	if k := db.sh.KeepExpired; k != nil && k() {
+		return // logically gone, kept in the table (CLIENT PAUSE)
+	}
 	e := db.at(slot)
 	db.sh.onExpired(db, db.key(e))
 	db.Delete(slot)

@@ -75,6 +75,10 @@ type Shard struct {
 	// ran out (lazily or by the active cycle): the server logs a DEL and
 	// fires notifications there. It must not touch the keyspace.
 	OnExpired func(db *DB, key []byte)
+	// KeepExpired, when set and true, keeps expired keys in the table:
+	// reads see them as absent, nothing deletes them (Redis skips expiry
+	// while clients are paused).
+	KeepExpired func() bool
 }
 
 // OnFlush, when set (by the server, before the loops run), is called after
