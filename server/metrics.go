@@ -109,6 +109,18 @@ var (
 		"1 when the last AOF write and fsync succeeded (aof_last_write_status:ok).", nil, nil)
 	mdAOFSize = prometheus.NewDesc("redshard_aof_current_size_bytes",
 		"aof_current_size: the base plus the incremental files.", nil, nil)
+
+	// Replication (repl_master.go, replica.go).
+	mdReplOffset = prometheus.NewDesc("redshard_repl_offset_bytes",
+		"master_repl_offset: bytes of the replication stream.", nil, nil)
+	mdReplicas = prometheus.NewDesc("redshard_connected_replicas",
+		"connected_slaves: replicas attached to this server.", nil, nil)
+	mdReplicaAcked = prometheus.NewDesc("redshard_replica_acked_offset_bytes",
+		"The offset each replica acknowledged.", []string{"replica"}, nil)
+	mdReplicaLag = prometheus.NewDesc("redshard_replica_lag_bytes",
+		"Stream bytes each replica has not acknowledged yet.", []string{"replica"}, nil)
+	mdReplSyncs = prometheus.NewDesc("redshard_repl_syncs_total",
+		"Syncs served to replicas by kind (full, partial_ok, partial_err).", []string{"kind"}, nil)
 )
 
 type metricsCollector struct{ srv *Server }
@@ -117,7 +129,8 @@ func (mc *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mdCommands, mdCmdErrors, mdCmdDuration, mdClients,
 		mdRejectedConns, mdConns, mdKeys, mdExpires, mdUsedMemory, mdEvicted, mdExpired, mdHits,
 		mdMisses, mdNetIn, mdNetOut, mdObufKills, mdAOFEnabled, mdAOFFsync, mdAOFGroup, mdAOFGroupCmds,
-		mdAOFWriteErrors, mdAOFRewrite, mdAOFLastWriteOK, mdAOFSize} {
+		mdAOFWriteErrors, mdAOFRewrite, mdAOFLastWriteOK, mdAOFSize,
+		mdReplOffset, mdReplicas, mdReplicaAcked, mdReplicaLag, mdReplSyncs} {
 		ch <- d
 	}
 }
@@ -267,6 +280,20 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstHistogram(mdCmdDuration, count, float64(st.nsec)/1e9, buckets, c.fullName)
 		}
 	}
+
+	// Replication.
+	_, _, replOff, _ := srv.repl.ids()
+	gauge(mdReplOffset, float64(replOff))
+	reps := srv.connectedReplicas()
+	gauge(mdReplicas, float64(len(reps)))
+	for _, r := range reps {
+		name := r.ip + ":" + strconv.Itoa(r.port)
+		gauge(mdReplicaAcked, float64(r.offset), name)
+		gauge(mdReplicaLag, float64(max(replOff-r.offset, 0)), name)
+	}
+	counter(mdReplSyncs, float64(srv.repl.m.fullSyncs.Load()), "full")
+	counter(mdReplSyncs, float64(srv.repl.m.partialOK.Load()), "partial_ok")
+	counter(mdReplSyncs, float64(srv.repl.m.partialErr.Load()), "partial_err")
 
 	// Clients and keyspace.
 	gauge(mdClients, float64(srv.nclients.Load()))

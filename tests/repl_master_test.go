@@ -106,7 +106,9 @@ func TestRedisReplicaOfRedshard(t *testing.T) {
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
-			args := append([]string{"--shards", "4", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"}, mode.args...)
+			mport := freePort(t)
+			args := append([]string{"--shards", "4", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0",
+				"--metrics-port", strconv.Itoa(mport)}, mode.args...)
 			m := startServer(t, args...)
 			mc := m.client(t, 2)
 			if _, err := mc.Do(ctx, "DEBUG", "POPULATE", "50000", "pop", "64").Result(); err != nil {
@@ -131,6 +133,13 @@ func TestRedisReplicaOfRedshard(t *testing.T) {
 			}
 			if got := infoField(t, mc, "replication", "connected_slaves"); got != "1" {
 				t.Errorf("connected_slaves = %s, want 1", got)
+			}
+			if got := scrape(t, mport, "redshard_connected_replicas"); got != 1 {
+				t.Errorf("redshard_connected_replicas = %v, want 1", got)
+			}
+			off, _ := strconv.ParseFloat(infoField(t, mc, "replication", "master_repl_offset"), 64)
+			if got := scrape(t, mport, "redshard_repl_offset_bytes"); got != off {
+				t.Errorf("redshard_repl_offset_bytes = %v, want %v", got, off)
 			}
 
 			// Cut the link under load: the replica comes back by partial resync.
