@@ -87,7 +87,7 @@ func (l *Loop) cron() {
 		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
 		l.srv.addLatency("expire-cycle", time.Since(t0)) // latency.go
 	}
-	if l.srv.shardBudget.Load() != 0 {
+	if l.srv.shardBudget.Load() != 0 && !l.srv.replIgnoresMaxmemory() {
 		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
 	}
 	everySec := l.timeoutCheck.Before(now)

@@ -83,6 +83,8 @@ type Client struct {
 	pushed bool        // the command's reply is pushes: CLIENT REPLY OFF keeps them
 
 	obs clientObs // monitor state, output buffer limit clock (obs.go)
+
+	rm *masterFeed // the master client of a replica: its stream (replica.go)
 }
 
 func (cl *Client) onClose() {
@@ -108,6 +110,9 @@ func (cl *Client) afterRemote(cmd *Cmd) { cl.lastCmd = cmd.fullName }
 // addr and laddr are CLIENT LIST's addr and laddr: host:port, or for a
 // unix socket client the socket's path with port 0, as Redis shows it.
 func (cl *Client) addr() string {
+	if cl.c == nil {
+		return ""
+	}
 	if cl.unixSocket() {
 		return cl.srv.cfg.UnixSocket() + ":0"
 	}
@@ -118,6 +123,9 @@ func (cl *Client) addr() string {
 }
 
 func (cl *Client) laddr() string {
+	if cl.c == nil {
+		return ""
+	}
 	if cl.unixSocket() {
 		return cl.srv.cfg.UnixSocket() + ":0"
 	}

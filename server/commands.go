@@ -307,18 +307,28 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if cmd.flags&flagNoMulti != 0 && cl.multi.active {
 		return errNoMulti
 	}
-	if cmd.flags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping" {
-		if msg := cl.srv.writesRefused(); msg != "" { // snapshot.go
+	replica := cl.srv.repl.isReplica.Load()
+	if (cmd.flags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping") && cl.rm == nil {
+		// The master's writes are applied whatever (replica.go); RDB
+		// errors refuse writes on a master only, as Redis's
+		// writeCommandsDeniedByDiskError.
+		if msg := cl.srv.writesRefused(); msg != "" && !replica { // snapshot.go
 			return msg
 		}
 		if msg := cl.srv.logError(); msg != "" {
 			return msg
 		}
 	}
+	if replica && cmd.flags&flagWrite != 0 && cl.rm == nil && cl.srv.rs.readOnly.Load() {
+		return "READONLY You can't write against a read only replica."
+	}
 	if cl.ps != nil {
 		if msg := cl.pubsubCheck(cmd); msg != "" { // subscribed RESP2 client (pubsub.go)
 			return msg
 		}
+	}
+	if replica && cmd.flags&flagStale == 0 && cl.rm == nil && cl.srv.rs.state.Load() != rlConnected && !cl.srv.rs.serveStale.Load() {
+		return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	}
 	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
 		return loadingError
