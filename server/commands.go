@@ -385,7 +385,13 @@ func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
 	if cmd.script != 0 && len(cl.srv.shards) > 1 && cl.scriptWide(cmd, argv) {
 		return -1, 1<<uint(len(cl.srv.shards)) - 1 // learned: it needs every shard (script.go)
 	}
-	return cl.srv.placement(cmd, argv)
+	target, mask = cl.srv.placement(cmd, argv)
+	if cl.rm != nil && mask == 0 && target >= 0 && len(cl.srv.shards) > 1 {
+		// The master client's stream runs in transactions over the shards
+		// a run of commands touches, not in a hop per command (replica.go).
+		return -1, 1 << uint(target)
+	}
+	return target, mask
 }
 
 // placement computes where a command runs, from its arguments alone.
