@@ -76,7 +76,9 @@ func (l *Loop) cron() {
 	if l.id == 0 {
 		l.maybeAutoSave() // snapshot.go
 	}
-	if l.srv.activeExpire.Load() {
+	if l.srv.activeExpire.Load() && !l.srv.repl.isReplica.Load() {
+		// A replica waits for its master's DELs (Redis runs the cycle on
+		// masters only).
 		hz := l.srv.cfg.Hz()
 		if hz < 1 {
 			hz = 1
