@@ -491,3 +491,47 @@ func readCommand(br *bufio.Reader) ([]string, error) {
 	}
 	return args, nil
 }
+
+// TestReplicaAOFAndAuth: a replica of a master with requirepass (masterauth)
+// under appendonly yes / appendfsync always logs what it applies: after a
+// full sync (which rewrites its AOF) and a stream under load, the replica
+// restarted without replicaof loads the master's data set from its AOF.
+func TestReplicaAOFAndAuth(t *testing.T) {
+	needRedisServer(t)
+	m := startRedisServer(t, t.TempDir(), "--appendonly", "no", "--enable-debug-command", "yes",
+		"--repl-diskless-sync-delay", "0")
+	_, p, _ := net.SplitHostPort(m.Addr)
+	if err := (&server{Addr: m.Addr}).client(t, 2).ConfigSet(ctxT(t), "requirepass", "s3cret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	mc := (&server{Addr: m.Addr}).clientWith(t, func(o *redis.Options) { o.Password = "s3cret" })
+	loadMixed(t, mc, 1500)
+	s := startServer(t, aofArgs("always", "--shards", "4", "--enable-debug-command", "yes",
+		"--masterauth", "s3cret", "--replicaof", "127.0.0.1", p)...)
+	rc := s.client(t, 2)
+	stop := make(chan struct{})
+	wg := writeLoad(t, mc, stop, 2)
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	waitCaughtUp(t, mc, rc, 60*time.Second)
+	want := digestOf(t, mc)
+	if got := digestOf(t, rc); got != want {
+		t.Fatalf("master digest %s, replica %s", want, got)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for infoField(t, rc, "persistence", "aof_rewrite_in_progress") != "0" || infoField(t, rc, "persistence", "aof_rewrite_scheduled") == "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the AOF rewrite after the full sync does not end")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(s.log.String(), "Background AOF rewrite finished successfully") {
+		t.Errorf("no AOF rewrite after the full sync:\n%s", logTail(s.log.String(), 20))
+	}
+	s.stop()
+	s2 := startServerIn(t, s.Dir, aofArgs("always", "--shards", "4", "--enable-debug-command", "yes")...)
+	if got := digestOf(t, s2.client(t, 2)); got != want {
+		t.Errorf("the replica's AOF loads digest %s, the master had %s", got, want)
+	}
+}
