@@ -77,7 +77,9 @@ func (l *Loop) cron() {
 		l.maybeAutoSave() // snapshot.go
 		l.srv.replCron()  // repl_master.go
 	}
-	if l.srv.activeExpire.Load() && !l.srv.keepExpired() {
+	if l.srv.activeExpire.Load() && !l.srv.keepExpired() && !l.srv.repl.isReplica.Load() {
+		// A replica waits for its master's DELs (Redis runs the cycle on
+		// masters only); a paused server expires nothing (pause.go).
 		hz := l.srv.cfg.Hz()
 		if hz < 1 {
 			hz = 1
@@ -88,7 +90,7 @@ func (l *Loop) cron() {
 		l.sh.ActiveExpireCycle(budget, l.srv.cfg.ActiveExpireEffort())
 		l.srv.addLatency("expire-cycle", time.Since(t0)) // latency.go
 	}
-	if l.srv.shardBudget.Load() != 0 {
+	if l.srv.shardBudget.Load() != 0 && !l.srv.replIgnoresMaxmemory() {
 		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
 	}
 	everySec := l.timeoutCheck.Before(now)

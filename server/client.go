@@ -84,8 +84,9 @@ type Client struct {
 
 	obs clientObs // monitor state, output buffer limit clock (obs.go)
 
-	replc *replConf // what REPLCONF said (repl_master.go)
-	rep   *replica  // set once it is a replica: its output is the sender's
+	replc *replConf   // what REPLCONF said (repl_master.go)
+	rep   *replica    // set once it is a replica: its output is the sender's
+	rm    *masterFeed // the master client of a replica: its stream (replica.go)
 }
 
 func (cl *Client) onClose() {
@@ -112,6 +113,9 @@ func (cl *Client) afterRemote(cmd *Cmd) { cl.lastCmd = cmd.fullName }
 // addr and laddr are CLIENT LIST's addr and laddr: host:port, or for a
 // unix socket client the socket's path with port 0, as Redis shows it.
 func (cl *Client) addr() string {
+	if cl.c == nil {
+		return ""
+	}
 	if cl.unixSocket() {
 		return cl.srv.cfg.UnixSocket() + ":0"
 	}
@@ -122,6 +126,9 @@ func (cl *Client) addr() string {
 }
 
 func (cl *Client) laddr() string {
+	if cl.c == nil {
+		return ""
+	}
 	if cl.unixSocket() {
 		return cl.srv.cfg.UnixSocket() + ":0"
 	}

@@ -13,7 +13,7 @@ import (
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
 var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, snapshotCommands, memoryServerCommands, pubsubCommands,
-	multiCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, pauseCommands, scriptCommands, functionCommands)
+	multiCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, scriptCommands, functionCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd
@@ -196,7 +196,11 @@ func cmdHello(x *Exec, argv [][]byte) {
 	x.BulkStr("mode")
 	x.BulkStr("standalone")
 	x.BulkStr("role")
-	x.BulkStr("master")
+	if x.srv.repl.isReplica.Load() {
+		x.BulkStr("replica")
+	} else {
+		x.BulkStr("master")
+	}
 	x.BulkStr("modules")
 	x.Out = resp.AppendArrayLen(x.Out, 0)
 }

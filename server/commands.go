@@ -309,8 +309,12 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if cmd.flags&flagNoMulti != 0 && cl.multi.active {
 		return errNoMulti
 	}
-	if cmd.flags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping" {
-		if msg := cl.srv.writesRefused(); msg != "" { // snapshot.go
+	replica := cl.srv.repl.isReplica.Load()
+	if (cmd.flags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping") && cl.rm == nil {
+		// The master's writes are applied whatever (replica.go); RDB
+		// errors refuse writes on a master only, as Redis's
+		// writeCommandsDeniedByDiskError.
+		if msg := cl.srv.writesRefused(); msg != "" && !replica { // snapshot.go
 			return msg
 		}
 		if cl.srv.repl.m.tooFewGood.Load() && cmd.flags&flagWrite != 0 && cl.rep == nil { // repl_master.go
@@ -320,10 +324,16 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 			return msg
 		}
 	}
+	if replica && cmd.flags&flagWrite != 0 && cl.rm == nil && cl.srv.rs.readOnly.Load() {
+		return "READONLY You can't write against a read only replica."
+	}
 	if cl.ps != nil {
 		if msg := cl.pubsubCheck(cmd); msg != "" { // subscribed RESP2 client (pubsub.go)
 			return msg
 		}
+	}
+	if replica && cmd.flags&flagStale == 0 && cl.rm == nil && cl.srv.rs.state.Load() != rlConnected && !cl.srv.rs.serveStale.Load() {
+		return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	}
 	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
 		return loadingError
@@ -380,7 +390,13 @@ func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
 	if cmd.script != 0 && len(cl.srv.shards) > 1 && cl.scriptWide(cmd, argv) {
 		return -1, 1<<uint(len(cl.srv.shards)) - 1 // learned: it needs every shard (script.go)
 	}
-	return cl.srv.placement(cmd, argv)
+	target, mask = cl.srv.placement(cmd, argv)
+	if cl.rm != nil && mask == 0 && target >= 0 && len(cl.srv.shards) > 1 {
+		// The master client's stream runs in transactions over the shards
+		// a run of commands touches, not in a hop per command (replica.go).
+		return -1, 1 << uint(target)
+	}
+	return target, mask
 }
 
 // placement computes where a command runs, from its arguments alone.

@@ -18,8 +18,11 @@ package server
 //   - cluster-enabled yes and a non-empty aclfile: redshard has neither
 //     Redis Cluster nor ACL files, so they fail to load rather than leave
 //     the server open or unclustered without a word;
-//   - replicaof/slaveof <host> <port>: redshard cannot be a replica; only
-//     "replicaof no one" loads, and CONFIG GET shows "" as a master's does.
+//   - replicaof/slaveof <host> <port> is real (replica.go): CONFIG GET
+//     shows "<host> <port>" while the server is a replica, "" otherwise,
+//     and masterauth, masteruser, replica-read-only,
+//     replica-serve-stale-data, replica-ignore-maxmemory, repl-timeout and
+//     replica-announce-ip/port steer its link.
 // Left out on purpose, so they stay "Bad directive": the tls-* options (as
 // in a Redis built without TLS). shutdown-on-sigint/sigterm are real options
 // (shutdown.go).
@@ -37,6 +40,11 @@ type cfgInert struct {
 	inertNums  [40]atomic.Int64
 	inertStrs  [16]atomicString
 	oomAdj     atomic.Pointer[[3]int64] // oom-score-adj-values
+
+	// replicaof: the master's host ("" when this server is a master) and
+	// port, set by the config and REPLICAOF (replica.go).
+	replHost atomicString
+	replPort atomic.Int64
 }
 
 var (
@@ -110,8 +118,19 @@ func cfgInertTable() []*cfgOption {
 		})
 	oom.n = func(c *Config) *atomic.Int64 { return &c.inertNums[oomSlot] }
 	replicaof := cfgSpecialOpt("replicaof", cfgImmutable|cfgMultiArg, "no one", cfgSetReplicaOf,
-		func(*Config) string { return "" },
-		func(_ *Config, o *cfgOption, rw *cfgRewriteState) { rw.markProcessed(o.name) })
+		func(c *Config) string {
+			if h := c.replHost.Load(); h != "" {
+				return h + " " + strconv.FormatInt(c.replPort.Load(), 10)
+			}
+			return ""
+		},
+		func(c *Config, o *cfgOption, rw *cfgRewriteState) {
+			if h := c.replHost.Load(); h != "" {
+				rw.rewriteLine(o.name, o.name+" "+h+" "+strconv.FormatInt(c.replPort.Load(), 10), true)
+				return
+			}
+			rw.markProcessed(o.name)
+		})
 	replicaof.alias = "slaveof"
 	const intMax, longMax = cfgIntMax, cfgLongMax
 	rows := []*cfgOption{
@@ -214,17 +233,22 @@ func cfgInertTable() []*cfgOption {
 }
 
 // cfgSetReplicaOf is Redis's setConfigReplicaOfOption, for a master only.
-func cfgSetReplicaOf(_ *Config, args []string, _ *cfgLoadState) string {
+func cfgSetReplicaOf(c *Config, args []string, _ *cfgLoadState) string {
 	if len(args) != 2 {
 		return "wrong number of arguments"
 	}
 	if cfgLower(args[0]) == "no" && cfgLower(args[1]) == "one" {
+		c.replHost.Store("")
+		c.replPort.Store(0)
 		return ""
 	}
-	if p, err := strconv.Atoi(args[1]); err != nil || p < 0 || p > 65535 {
+	p, err := strconv.Atoi(args[1])
+	if err != nil || p < 0 || p > 65535 {
 		return "Invalid master port"
 	}
-	return "redshard cannot be a replica (replication is not implemented)"
+	c.replHost.Store(args[0])
+	c.replPort.Store(int64(p))
+	return ""
 }
 
 // cfgSetOOMScoreAdj parses oom-score-adj: "relative" is another name for

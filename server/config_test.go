@@ -361,7 +361,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"loadmodule /x.so\n", nil, fatalText(1, "loadmodule /x.so", "Bad directive or wrong number of arguments")},
 		{"sentinel monitor a b c\n", nil, fatalText(1, "sentinel monitor a b c", "sentinel directive while not in sentinel mode")},
 		{"dir " + notADir + "\n", nil, fatalText(1, "dir "+notADir, "Not a directory")},
-		{"replicaof 127.0.0.1 6379\n", nil, fatalText(1, "replicaof 127.0.0.1 6379", "redshard cannot be a replica (replication is not implemented)")},
+		{"replicaof 127.0.0.1 65536\n", nil, fatalText(1, "replicaof 127.0.0.1 65536", "Invalid master port")},
 		{"slaveof 127.0.0.1 x\n", nil, fatalText(1, "slaveof 127.0.0.1 x", "Invalid master port")},
 		{"maxmemory-clients 101%\n", nil, fatalText(1, "maxmemory-clients 101%", "percentage argument must be less or equal to 100")},
 		{"include " + filepath.Join(dir, "missing.conf") + "\n", nil,

@@ -68,8 +68,12 @@ func debugReload(x *Exec, argv [][]byte) {
 }
 
 // reloadRDB loads dbfilename into the live shards; every loop is parked.
-func (srv *Server) reloadRDB(merge bool) error {
-	f, err := os.Open(srv.rdbPath())
+func (srv *Server) reloadRDB(merge bool) error { return srv.reloadRDBFile(srv.rdbPath(), merge) }
+
+// reloadRDBFile loads the RDB file at path into the live shards (DEBUG
+// RELOAD, a replica's full sync); every loop is parked.
+func (srv *Server) reloadRDBFile(path string, merge bool) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}

@@ -149,6 +149,10 @@ func (cl *Client) process(own bool) {
 	room := cl.replyRoom() // output buffer hard limit (obuf.go)
 	warm := 0              // input up to here has been prefetched (prefetch.go)
 	for !cl.closing {
+		if cl.rm != nil && cl.rm.step(len(data)-pos) {
+			pos = len(data) // the master's link ended: its unapplied input is dropped (replica.go)
+			break
+		}
 		if room > 0 && len(cl.out) >= room && cl.overLimit(true) {
 			break // closed for its output buffer limit: the rest is not run
 		}
@@ -165,6 +169,11 @@ func (cl *Client) process(own bool) {
 		}
 		cl.argv = argv[:0]
 		if len(argv) == 0 {
+			pos += n
+			continue
+		}
+		if cl.rm != nil && shard.EqualFold(argv[0], "replconf") {
+			cl.rm.replconf(argv) // REPLCONF GETACK from the master (replica.go)
 			pos += n
 			continue
 		}
@@ -670,7 +679,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	// within their share (Redis's processCommand calls performEvictions
 	// before each command). Inside EXEC the room was made once for the
 	// whole transaction (multi.go).
-	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.makeRoom(x.mask) && cmd.flags&flagDenyOOM != 0 {
+	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && !l.makeRoom(x.mask) && cmd.flags&flagDenyOOM != 0 {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)

@@ -479,7 +479,12 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 
 	if sel.want("replication") {
 		w.section("Replication")
-		w.str("role", "master")
+		if srv.repl.isReplica.Load() {
+			w.str("role", "slave")
+			srv.infoReplicaFields(w, now) // replica.go
+		} else {
+			w.str("role", "master")
+		}
 		srv.infoReplicas(w)
 		w.str("master_failover_state", "no-failover")
 		id, id2, off, second := srv.repl.ids()

@@ -162,7 +162,7 @@ func (srv *Server) updatePauseLocked() {
 func (cl *Client) paused(argv [][]byte) bool {
 	srv := cl.srv
 	typ := srv.pause.typ.Load()
-	if typ == pauseOff || cl.rep != nil || cl.c == nil {
+	if typ == pauseOff || cl.rep != nil || cl.c == nil && cl.rm == nil { // internal clients go on; a replica's master client pauses, as Redis's
 		return false
 	}
 	if time.Now().UnixMilli() > srv.pause.end.Load() {

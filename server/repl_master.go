@@ -693,6 +693,9 @@ func (srv *Server) startFullSync() {
 	}
 	// Every loop has submitted (parkAll); wait until the writer has handed
 	// all of it to the stream.
+	if rp.isReplica.Load() && srv.rs.mc != nil {
+		srv.rs.mc.rm.flushApplied() // the stream holds what the shards applied
+	}
 	if err := srv.waitWritten(srv.submitAll(), 10*time.Second); err != nil {
 		rp.m.syncing.Store(false)
 		srv.log.Warningf("Full sync postponed: the log does not move (%v)", err)
@@ -935,6 +938,16 @@ func (srv *Server) connectedReplicas() []replicaInfo {
 	return out
 }
 
-// replicaLinkUp reports whether a replica's link to its master is up
-// (replica.go sets it).
-func (srv *Server) replicaLinkUp() bool { return false }
+// dropReplicas disconnects every replica (this server became a replica,
+// or its history was replaced by a full sync from its master): they
+// reconnect and resync with the new history, partially when they can
+// (Redis's disconnectSlaves).
+func (srv *Server) dropReplicas() {
+	rp := &srv.repl
+	rp.mu.Lock()
+	rs := append([]*replica(nil), rp.m.replicas...)
+	rp.mu.Unlock()
+	for _, r := range rs {
+		r.drop("")
+	}
+}

@@ -72,8 +72,9 @@ type Server struct {
 	logFailing    atomic.Bool // the AOF's last write or fsync failed
 	load          loadState   // loading the AOF at start (persist.go)
 	blk           serverBlocking
-	repl          replState  // replication ids, offset and stream (repl.go)
-	pause         pauseState // CLIENT PAUSE (pause.go)
+	repl          replState   // replication ids, offset and stream (repl.go)
+	rs            replicaSide // this server as a replica (replica.go)
+	pause         pauseState  // CLIENT PAUSE (pause.go)
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way
@@ -239,6 +240,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.initCrashHandlers() // crash.go
 	go srv.busyWatch()      // long scripts (busy.go)
 	srv.sysClient = srv.newSysClient()
+	srv.initReplica() // the master client, the replica role (replica.go)
 	if err := srv.openLog(); err != nil {
 		// Redis prints its logo before it reads the AOF manifest, so
 		// its log shows the banner and then the reason it exits; so
@@ -308,6 +310,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.initOOMScoreAdj()
 	srv.ready.Store(true)
 	srv.startBackground()
+	srv.startReplicaAtBoot()                   // replicaof in the config (replica.go)
 	if err := srv.startMetrics(); err != nil { // Prometheus endpoint (metrics.go)
 		srv.log.Warningf("Could not start the metrics endpoint: %v", err)
 	}
@@ -696,6 +699,9 @@ func (cl *Client) flush() {
 func (cl *Client) writeOut() {
 	if cl.c == nil { // the internal client: nobody reads its replies
 		cl.out = cl.out[:0]
+		if cl.rm != nil {
+			cl.rm.settle() // the master client (replica.go)
+		}
 		return
 	}
 	if cl.rep != nil { // a replica: its sender writes everything it gets

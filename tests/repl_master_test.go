@@ -63,9 +63,9 @@ func replLoad(t testing.TB, c *redis.Client, seed int64, d time.Duration) int {
 	return n
 }
 
-// waitCaughtUp waits until the replica's offset reaches the master's and
+// waitInSync waits until the replica's offset reaches the master's and
 // their DEBUG DIGESTs agree.
-func waitCaughtUp(t testing.TB, master, rep *redis.Client) {
+func waitInSync(t testing.TB, master, rep *redis.Client) {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
@@ -127,7 +127,7 @@ func TestRedisReplicaOfRedshard(t *testing.T) {
 			rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
 			defer rc.Close()
 			wg.Wait()
-			waitCaughtUp(t, mc, rc)
+			waitInSync(t, mc, rc)
 			if got := infoField(t, mc, "stats", "sync_full"); got != "1" {
 				t.Errorf("sync_full = %s, want 1", got)
 			}
@@ -153,7 +153,7 @@ func TestRedisReplicaOfRedshard(t *testing.T) {
 				t.Fatalf("CLIENT KILL TYPE replica = %d, %v", n, err)
 			}
 			wg.Wait()
-			waitCaughtUp(t, mc, rc)
+			waitInSync(t, mc, rc)
 			if got := infoField(t, mc, "stats", "sync_partial_ok"); got != "1" {
 				t.Errorf("sync_partial_ok = %s, want 1 (full syncs %s)", got, infoField(t, mc, "stats", "sync_full"))
 			}
