@@ -77,6 +77,9 @@ func (l *Loop) cron() {
 		l.maybeAutoSave() // snapshot.go
 		l.srv.replCron()  // repl_master.go
 	}
+	if l.srv.repl.isReplica.Load() && l.sh.OwnExpiring() > 0 && l.srv.pause.typ.Load() == pauseOff {
+		l.sh.ExpireOwn() // a writable replica's own keys (shard/expire.go)
+	}
 	if l.srv.activeExpire.Load() && !l.srv.keepExpired() && !l.srv.repl.isReplica.Load() {
 		// A replica waits for its master's DELs (Redis runs the cycle on
 		// masters only); a paused server expires nothing (pause.go).

@@ -310,21 +310,25 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 		return errNoMulti
 	}
 	replica := cl.srv.repl.isReplica.Load()
-	if (cmd.flags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping") && cl.rm == nil {
+	wflags := cmd.flags
+	if cmd.script != 0 {
+		wflags = cl.effectiveFlags(cmd, argv) // a script's shebang flags (pause.go)
+	}
+	if (wflags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping") && cl.rm == nil {
 		// The master's writes are applied whatever (replica.go); RDB
 		// errors refuse writes on a master only, as Redis's
 		// writeCommandsDeniedByDiskError.
 		if msg := cl.srv.writesRefused(); msg != "" && !replica { // snapshot.go
 			return msg
 		}
-		if cl.srv.repl.m.tooFewGood.Load() && cmd.flags&flagWrite != 0 && cl.rep == nil { // repl_master.go
+		if cl.srv.repl.m.tooFewGood.Load() && wflags&flagWrite != 0 && cl.rep == nil { // repl_master.go
 			return "NOREPLICAS Not enough good replicas to write."
 		}
 		if msg := cl.srv.logError(); msg != "" {
 			return msg
 		}
 	}
-	if replica && cmd.flags&flagWrite != 0 && cl.rm == nil && cl.srv.rs.readOnly.Load() {
+	if replica && wflags&flagWrite != 0 && cl.rm == nil && cl.srv.rs.readOnly.Load() {
 		return "READONLY You can't write against a read only replica."
 	}
 	if cl.ps != nil {

@@ -690,6 +690,12 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		return
 	}
 	l.curCl, l.curArgv = x.cl, argv
+	if l.srv.repl.isReplica.Load() && x.cl != nil {
+		if obey := x.cl.rm != nil; obey || cmd.flags&flagWrite != 0 { // replica.go
+			l.setShardFlags(x.mask, obey, !obey)
+			defer l.setShardFlags(x.mask, false, false)
+		}
+	}
 	if cmd.run != nil {
 		cmd.run(&x.Ctx, argv)
 	} else {

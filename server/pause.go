@@ -190,12 +190,13 @@ func (cl *Client) mayReplicate(cmd *Cmd, argv [][]byte) bool {
 	return cl.effectiveFlags(cmd, argv)&(flagWrite|flagMayReplicate) != 0
 }
 
-// effectiveFlags are a command's flags with a script's own: EVAL, EVALSHA
-// and FCALL of a script or function flagged no-writes neither write nor
-// replicate (Redis's getCommandFlags).
+// effectiveFlags are a command's flags with a script's own (Redis's
+// getCommandFlags): EVAL, EVALSHA and FCALL of a script or function that
+// declares flags write unless no-writes, deny OOM unless allow-oom, serve
+// stale data with allow-stale, and never "may replicate".
 func (cl *Client) effectiveFlags(cmd *Cmd, argv [][]byte) cmdFlags {
 	f := cmd.flags
-	if cmd.script == 0 || len(argv) < 2 || f&(flagWrite|flagMayReplicate) == 0 {
+	if cmd.script == 0 || len(argv) < 2 {
 		return f
 	}
 	var sf uint64
@@ -225,8 +226,19 @@ func (cl *Client) effectiveFlags(cmd *Cmd, argv [][]byte) cmdFlags {
 	default:
 		return f
 	}
-	if sf&lua.FlagEvalCompatMode == 0 && sf&lua.FlagNoWrites != 0 {
-		f &^= flagWrite | flagMayReplicate
+	if sf&lua.FlagEvalCompatMode != 0 {
+		return f
+	}
+	// Declared flags replace the command's (Redis's scriptFlagsToCmdFlags).
+	f &^= flagWrite | flagMayReplicate | flagDenyOOM | flagStale
+	if sf&lua.FlagNoWrites == 0 {
+		f |= flagWrite
+		if sf&lua.FlagAllowOOM == 0 {
+			f |= flagDenyOOM
+		}
+	}
+	if sf&lua.FlagAllowStale != 0 {
+		f |= flagStale
 	}
 	return f
 }
@@ -271,7 +283,12 @@ func (srv *Server) pauseDrop(w *waiter) {
 
 // keepExpired is the shards' KeepExpired: while clients are paused no key
 // expires, actively or on access (Redis 7.0's expireIfNeeded and
-// activeExpireCycle), so a paused master sends its replicas nothing.
+// activeExpireCycle), so a paused master sends its replicas nothing; and a
+// replica never deletes an expired key itself: it reads as absent until the
+// master's DEL comes.
 func (srv *Server) keepExpired() bool {
+	if srv.repl.isReplica.Load() {
+		return true // a replica waits for its master's DELs (Redis's expireIfNeeded)
+	}
 	return srv.pause.typ.Load() != pauseOff && time.Now().UnixMilli() <= srv.pause.end.Load()
 }

@@ -55,6 +55,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net"
 	"os"
 	"path/filepath"
@@ -1103,4 +1104,14 @@ func (srv *Server) infoReplicaFields(w *infoWriter, now time.Time) {
 	w.int("slave_priority", prio)
 	w.int("slave_read_only", b2i(rs.readOnly.Load()))
 	w.int("replica_announced", b2i(srv.cfg.getOr("replica-announced", "yes") == "yes"))
+}
+
+// setShardFlags sets shard.Shard.ObeyMaster (the master client's command)
+// and ForceExpire (a writable replica's own write) on the shards in mask
+// while a command runs on them.
+func (l *Loop) setShardFlags(mask uint64, obey, force bool) {
+	for m := mask; m != 0; m &= m - 1 {
+		sh := l.srv.shards[bits.TrailingZeros64(m)]
+		sh.ObeyMaster, sh.ForceExpire = obey, force
+	}
 }

@@ -619,6 +619,16 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 			return r.reject(dst, cmd, msg)
 		}
 	}
+	if write && (r.cl == nil || r.cl.rm == nil) {
+		// Replication's refusals, for scripts that declare no flags
+		// (Redis's scriptCall): a read-only replica, too few good replicas.
+		if srv.repl.isReplica.Load() && srv.rs.readOnly.Load() {
+			return r.reject(dst, cmd, "READONLY You can't write against a read only replica.")
+		}
+		if !r.wrote && srv.repl.m.tooFewGood.Load() {
+			return r.reject(dst, cmd, "NOREPLICAS Not enough good replicas to write.")
+		}
+	}
 	if r.noOOM && !r.wrote && cmd.flags&flagDenyOOM != 0 {
 		return r.reject(dst, cmd, oomError)
 	}

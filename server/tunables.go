@@ -48,5 +48,6 @@ func (srv *Server) newShard(id int) *shard.Shard {
 	sh.OnFlushDB = srv.flushHook(sh)
 	sh.OnVerbose = func(msg string) { srv.log.Verbosef("%s", msg) }
 	sh.KeepExpired = srv.keepExpired // pause.go
+	sh.OwnExpiry = srv.repl.isReplica.Load
 	return sh
 }

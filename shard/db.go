@@ -179,6 +179,9 @@ func (db *DB) Lookup(key []byte) int32 {
 		return -1
 	}
 	if e := db.at(slot); e.xpos >= 0 && db.expAt[e.xpos] <= db.sh.Now() && !db.sh.Loading {
+		if db.sh.ObeyMaster {
+			return slot // a replica applies its master's commands to the keys it has
+		}
 		db.expireSlot(slot)
 		return -1
 	}
@@ -191,7 +194,7 @@ func (db *DB) Lookup(key []byte) int32 {
 func (db *DB) Peek(key []byte) int32 { return db.find(key, Hash(key)) }
 
 func (db *DB) expireSlot(slot int32) {
-	if k := db.sh.KeepExpired; k != nil && k() {
+	if k := db.sh.KeepExpired; k != nil && !db.sh.ForceExpire && k() {
 		return // logically gone, kept in the table (CLIENT PAUSE)
 	}
 	e := db.at(slot)
@@ -240,7 +243,7 @@ func (db *DB) Live(slot int32) bool { return slot < db.nslots && db.at(slot).liv
 // Expired reports whether a live slot's key is logically expired.
 func (db *DB) Expired(slot int32) bool {
 	e := db.at(slot)
-	return e.xpos >= 0 && db.expAt[e.xpos] <= db.sh.Now() && !db.sh.Loading
+	return e.xpos >= 0 && db.expAt[e.xpos] <= db.sh.Now() && !db.sh.Loading && !db.sh.ObeyMaster
 }
 
 // LRU returns the access clock (seconds) of a slot.
@@ -398,6 +401,15 @@ func (db *DB) SetExpiry(slot int32, ms int64) {
 	db.rwBefore(slot)
 	db.touchSlot(slot) // WATCH (watch.go)
 	e := db.at(slot)
+	if ms != 0 && !db.sh.ObeyMaster && db.sh.OwnExpiry != nil && db.sh.OwnExpiry() {
+		// A writable replica's own key with a TTL: the replica expires it
+		// itself, its master knows nothing of it (Redis's
+		// rememberSlaveKeyWithExpire).
+		if db.sh.ownExpiring == nil {
+			db.sh.ownExpiring = make(map[ownKey]struct{})
+		}
+		db.sh.ownExpiring[ownKey{db.ID, string(db.key(e))}] = struct{}{}
+	}
 	switch {
 	case ms != 0 && e.xpos < 0:
 		e.xpos = int32(len(db.expiring))

@@ -53,3 +53,37 @@ func (s *Shard) ActiveExpireCycle(budget time.Duration, effort int) {
 		}
 	}
 }
+
+type ownKey struct {
+	db  int
+	key string
+}
+
+// ExpireOwn deletes the keys a writable replica's own clients gave a TTL
+// once they are expired (Redis's expireSlaveKeys): nobody else will. It
+// returns how many it deleted.
+func (s *Shard) ExpireOwn() int {
+	n := 0
+	for k := range s.ownExpiring {
+		if k.db >= len(s.DBs) {
+			delete(s.ownExpiring, k)
+			continue
+		}
+		db := s.DBs[k.db]
+		slot := db.find([]byte(k.key), Hash([]byte(k.key)))
+		if slot < 0 || db.at(slot).xpos < 0 {
+			delete(s.ownExpiring, k)
+			continue
+		}
+		if db.expAt[db.at(slot).xpos] <= s.now {
+			delete(s.ownExpiring, k)
+			s.onExpired(db, db.key(db.at(slot)))
+			db.Delete(slot)
+			n++
+		}
+	}
+	return n
+}
+
+// OwnExpiring is how many keys ExpireOwn watches.
+func (s *Shard) OwnExpiring() int { return len(s.ownExpiring) }

@@ -79,6 +79,17 @@ type Shard struct {
 	// reads see them as absent, nothing deletes them (Redis skips expiry
 	// while clients are paused).
 	KeepExpired func() bool
+	// ObeyMaster is set while a replica's master client runs a command:
+	// no key is expired for it (Redis's expireIfNeeded for the master).
+	ObeyMaster bool
+	// ForceExpire is set while a writable replica's own client runs a write:
+	// an expired key it touches is deleted, not kept (Redis's
+	// EXPIRE_FORCE_DELETE_EXPIRED).
+	ForceExpire bool
+	// OwnExpiry, when set and true (a replica), makes SetExpiry from any
+	// command but the master's remember the key, for ExpireOwn.
+	OwnExpiry   func() bool
+	ownExpiring map[ownKey]struct{}
 }
 
 // OnFlush, when set (by the server, before the loops run), is called after
