@@ -115,7 +115,7 @@ func sizesFor(quick bool, n int) sizes {
 	return s
 }
 
-var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb"}
+var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb", "repl"}
 
 // ---------------------------------------------------------------------------
 // Processes: every child is registered by PID and stopped by PID on exit,
@@ -789,6 +789,7 @@ type srvOpts struct {
 	dir    string // reuse this data dir (restart); "" = a new one
 	cpus   string // "" = -server-cpus
 	env    []string
+	extra  []string // more arguments (replication)
 }
 
 func (h *harness) startServer(kind int, o srvOpts) (*server, error) {
@@ -818,6 +819,7 @@ func (h *harness) startServer(kind int, o srvOpts) (*server, error) {
 			args = append(args, "--shards", strconv.Itoa(o.shards))
 		}
 	}
+	args = append(args, o.extra...)
 	cpus := o.cpus
 	if cpus == "" {
 		cpus = h.opt.serverCPUs
@@ -2583,6 +2585,9 @@ func main() {
 	}
 	if h.groups["rdb"] {
 		h.rdbGroup()
+	}
+	if h.groups["repl"] {
+		h.replGroup()
 	}
 
 	if isClosing() {

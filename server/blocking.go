@@ -157,7 +157,9 @@ type waiter struct {
 	// Home loop only.
 	timer      *time.Timer
 	delivered  bool
-	unblockErr bool // CLIENT UNBLOCK ... ERROR
+	unblockErr bool   // CLIENT UNBLOCK ... ERROR
+	unblockMsg string // the error of a forced unblock (the server became a replica)
+	postponed  bool   // held by CLIENT PAUSE (pause.go)
 	deliverRun gnet.Runnable
 	timeoutRun gnet.Runnable
 }
@@ -678,7 +680,14 @@ func (cl *Client) finishWait(w *waiter) {
 		return
 	default: // cancelled: timed out or unblocked, counted now (dispatch.go's call)
 		cl.loop.stats.cmds[w.cmd.id].calls++
-		if w.unblockErr {
+		if w.unblockMsg != "" { // the server became a replica (replica.go)
+			cl.out = resp.AppendError(cl.out, w.unblockMsg)
+			cl.loop.stats.cmds[w.cmd.id].failed++
+			cl.loop.stats.countErrorString(w.unblockMsg)
+			cl.closing = true // closed after the reply, as Redis
+			cl.flush()
+			return
+		} else if w.unblockErr {
 			cl.out = resp.AppendError(cl.out, unblockedError)
 			// A failed call (Redis's updateStatsOnUnblock with had_errors).
 			cl.loop.stats.cmds[w.cmd.id].failed++

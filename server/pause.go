@@ -247,7 +247,7 @@ func (cl *Client) effectiveFlags(cmd *Cmd, argv [][]byte) cmdFlags {
 // left in its input (dispatch's process).
 func (cl *Client) postpone(argv [][]byte) {
 	srv := cl.srv
-	w := &waiter{cl: cl, cmd: cl.lookup(argv), db: cl.db, proto: cl.proto}
+	w := &waiter{cl: cl, cmd: cl.lookup(argv), db: cl.db, proto: cl.proto, postponed: true}
 	w.deliverRun = gnet.RunnableFunc(w.deliver)
 	w.timeoutRun = gnet.RunnableFunc(w.timedOut)
 	w.cancelReply = func(out []byte) []byte { return out } // CLIENT UNBLOCK: it just goes on

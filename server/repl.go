@@ -68,9 +68,10 @@ type replState struct {
 	// master's bytes (appendRaw), not its own log's groups.
 	isReplica atomic.Bool
 
-	on       atomic.Bool // a replica came once: the tap feeds the stream
-	lastPing time.Time   // loop 0's (replCron)
-	m        replMaster  // the master's side (repl_master.go)
+	on          atomic.Bool // a replica came once: the tap feeds the stream
+	lastPing    time.Time   // loop 0's (replCron)
+	lastNewline time.Time   // loop 0's: keep-alive newlines to waiting replicas
+	m           replMaster  // the master's side (repl_master.go)
 }
 
 const zeroReplID = "0000000000000000000000000000000000000000"

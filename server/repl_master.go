@@ -68,7 +68,8 @@ var replMasterCommands = []serverCmd{
 // Replica states (Redis's SLAVE_STATE_*).
 const (
 	repWaitBgsave int32 = iota // waiting for its full sync to start
-	repSendBulk                // receiving the RDB
+	repSendBulk                // receiving the RDB file
+	repStreamRDB               // receiving the disk-less image (shown as wait_bgsave, as Redis)
 	repOnline                  // receiving the stream
 )
 
@@ -91,6 +92,9 @@ type replica struct {
 	since   time.Time    // when it asked to sync
 
 	conn net.Conn // the duplicate socket, the sender's
+	// wmu orders the writes that may come from two goroutines before the
+	// stream starts: the cron's keep-alive newlines and the sync's own.
+	wmu sync.Mutex
 
 	// The stream cursor: the next byte to send is blk.data[pos], at
 	// offset sent+1. Set under repl.mu when the sender starts; the
@@ -135,6 +139,7 @@ type replMaster struct {
 	remain   atomic.Int32  // shards still serializing the sync image
 	// diskWait are the replicas waiting for the BGSAVE of a disk-based sync.
 	diskWait []*replica
+	diskSave bool // the BGSAVE running was started for them (repl.mu)
 
 	fullSyncs, partialOK, partialErr atomic.Int64
 
@@ -392,6 +397,8 @@ func (r *replica) send() {
 	defer r.drop("")
 	timeout := func() time.Duration { return time.Duration(srv.cfg.intOr("repl-timeout", 60)) * time.Second }
 	write := func(b []byte) error {
+		r.wmu.Lock()
+		defer r.wmu.Unlock()
 		_ = r.conn.SetWriteDeadline(time.Now().Add(timeout()))
 		_, err := r.conn.Write(b)
 		srv.stats.netReplOutput.Add(int64(len(b)))
@@ -521,11 +528,30 @@ func (r *replica) drop(why string) {
 	rp.mu.Lock()
 	rp.m.replicas = removeReplica(rp.m.replicas, r)
 	rp.m.waiting = removeReplica(rp.m.waiting, r)
+	lastDisk := len(rp.m.diskWait) > 0
 	rp.m.diskWait = removeReplica(rp.m.diskWait, r)
+	lastDisk = lastDisk && len(rp.m.diskWait) == 0 && rp.m.diskSave
 	if len(rp.m.replicas) == 0 {
 		rp.noReplicas = time.Now()
 	}
 	rp.mu.Unlock()
+	if lastDisk && len(srv.cfg.SaveParams()) == 0 {
+		// The BGSAVE ran only for replicas that are gone, and no save
+		// point wants the file: stop it (Redis's
+		// killRDBChild on replication's behalf).
+		go func() {
+			_ = srv.parkAll(func() {
+				rp.mu.Lock()
+				still := len(rp.m.diskWait) == 0 && rp.m.diskSave
+				rp.mu.Unlock()
+				if still && srv.abortSnapshot() {
+					srv.log.Noticef("Background saving stopped: no replica waits for it")
+					rp.m.diskSave = false
+					rp.m.syncing.Store(false)
+				}
+			})
+		}()
+	}
 	rp.cond.Broadcast()
 	close(r.gone)
 	_ = r.conn.Close()
@@ -566,15 +592,21 @@ func (srv *Server) replCron() {
 	rp.mu.Lock()
 	nwait := len(rp.m.waiting)
 	var first time.Time
+	diskless := srv.cfg.boolOr("repl-diskless-sync", true)
 	if nwait > 0 {
 		first = rp.m.waiting[0].since
+		for _, r := range rp.m.waiting {
+			diskless = diskless && r.capaEOF
+		}
 	}
 	nrep := len(rp.m.replicas)
 	rp.mu.Unlock()
 	if nwait > 0 && !rp.m.syncing.Load() && !srv.save.active.Load() && !srv.rw.active.Load() {
 		delay := time.Duration(srv.cfg.intOr("repl-diskless-sync-delay", 5)) * time.Second
 		max := srv.cfg.intOr("repl-diskless-sync-max-replicas", 0)
-		if !srv.cfg.boolOr("repl-diskless-sync", true) || now.Sub(first) >= delay || max > 0 && int64(nwait) >= max {
+		// The delay gathers replicas for one disk-less transfer; a sync
+		// through the disk starts at once (Redis's replicationCron).
+		if !diskless || now.Sub(first) >= delay || max > 0 && int64(nwait) >= max {
 			if rp.m.syncing.CompareAndSwap(false, true) {
 				go func() {
 					if err := srv.parkAll(srv.startFullSync); err != nil {
@@ -586,8 +618,19 @@ func (srv *Server) replCron() {
 	}
 	// Replicas silent for repl-timeout are dropped (Redis's replicationCron).
 	timeout := srv.cfg.intOr("repl-timeout", 60) * 1000
-	var silent []*replica
+	var silent, waiting []*replica
 	rp.mu.Lock()
+	if now.Sub(rp.lastNewline) >= time.Second {
+		// A replica waiting for its full sync gets a newline a second, so
+		// that it knows the master is alive (Redis's replicationCron); a
+		// master that stops (DEBUG SLEEP) lets its handshake time out.
+		rp.lastNewline = now
+		for _, r := range rp.m.replicas {
+			if r.state.Load() == repWaitBgsave {
+				waiting = append(waiting, r)
+			}
+		}
+	}
 	for _, r := range rp.m.replicas {
 		if r.state.Load() == repOnline && !r.rdbOnly && r.ackTime.Load() > 0 && now.UnixMilli()-r.ackTime.Load() > timeout {
 			silent = append(silent, r)
@@ -603,6 +646,14 @@ func (srv *Server) replCron() {
 		srv.log.Noticef("Replication backlog freed after %d seconds without connected replicas.", ttl)
 	}
 	rp.mu.Unlock()
+	for _, r := range waiting {
+		r.wmu.Lock()
+		if r.state.Load() == repWaitBgsave && !r.dropped.Load() {
+			_ = r.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = r.conn.Write([]byte("\n"))
+		}
+		r.wmu.Unlock()
+	}
 	for _, r := range silent {
 		r.drop("Disconnecting timedout replica (streaming sync)")
 	}
@@ -757,7 +808,7 @@ func (srv *Server) startDisklessSync(rs []*replica) {
 		return
 	}
 	for _, r := range rs {
-		r.state.Store(repSendBulk)
+		r.state.Store(repStreamRDB)
 	}
 	rp.m.syncImg = s
 	rp.m.imaging.Store(true)
@@ -776,8 +827,7 @@ type replFan struct {
 }
 
 func (f *replFan) pre(r *replica, s string) {
-	_ = r.conn.SetWriteDeadline(time.Now().Add(time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second))
-	if _, err := r.conn.Write([]byte(s)); err != nil {
+	if err := r.writeNow(s); err != nil {
 		r.drop("write error: " + err.Error())
 	}
 }
@@ -830,7 +880,7 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 		rp.mu.Lock()
 		var rs []*replica
 		for _, r := range rp.m.replicas {
-			if r.state.Load() == repSendBulk {
+			if r.state.Load() == repStreamRDB {
 				rs = append(rs, r)
 			}
 		}
@@ -869,6 +919,7 @@ func (srv *Server) startDiskSync(rs []*replica) {
 	rp := &srv.repl
 	rp.mu.Lock()
 	rp.m.diskWait = append(rp.m.diskWait, rs...)
+	rp.m.diskSave = true
 	rp.mu.Unlock()
 	srv.log.Noticef("Starting BGSAVE for SYNC with target: disk")
 	if err := srv.startSnapshot(); err != nil {
@@ -883,6 +934,7 @@ func (srv *Server) replDiskSaved(err error) {
 	rp.mu.Lock()
 	rs := rp.m.diskWait
 	rp.m.diskWait = nil
+	rp.m.diskSave = false
 	rp.mu.Unlock()
 	if len(rs) == 0 {
 		return
@@ -899,6 +951,8 @@ func (srv *Server) replDiskSaved(err error) {
 }
 
 func (r *replica) writeNow(s string) error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	_ = r.conn.SetWriteDeadline(time.Now().Add(time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second))
 	_, err := r.conn.Write([]byte(s))
 	return err
@@ -924,7 +978,7 @@ func (srv *Server) connectedReplicas() []replicaInfo {
 		}
 		st := "online"
 		switch r.state.Load() {
-		case repWaitBgsave:
+		case repWaitBgsave, repStreamRDB:
 			st = "wait_bgsave"
 		case repSendBulk:
 			st = "send_bulk"

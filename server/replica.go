@@ -226,9 +226,41 @@ func (srv *Server) replicaSet(host string, port int, runtime bool) {
 	}
 	rs.state.Store(rlConnect)
 	srv.repl.isReplica.Store(true)
-	srv.dropReplicas() // they resync with this server's new history (repl_master.go)
+	if runtime && wasMaster {
+		srv.disconnectBlocked()
+	}
+	// Its own replicas stay: they may continue partially with the new
+	// history (Redis's replicationSetMaster); a new id or a full sync
+	// drops them.
 	srv.log.SetRole('S')
 	go srv.replLinkRun(gen, host, port, prev, quit, done)
+}
+
+// disconnectBlocked answers every blocked client (but the ones CLIENT
+// PAUSE holds) with Redis's error and closes it: a master that becomes a
+// replica can serve them no more (Redis's disconnectAllBlockedClients).
+// Every loop is parked.
+func (srv *Server) disconnectBlocked() {
+	const msg = "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+	for _, cl := range srv.allClients() {
+		w := cl.blocked
+		if w == nil || w.delivered || w.postponed {
+			continue // not blocked, or postponed by CLIENT PAUSE
+		}
+		if !w.state.CompareAndSwap(wWaiting, wCancelled) {
+			continue
+		}
+		w.unblockMsg = msg
+		w.deadline = 0
+		_ = cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			if cl.blocked != w || w.delivered {
+				return nil
+			}
+			defer cl.loop.endEvent()
+			cl.finishWait(w)
+			return nil
+		}))
+	}
 }
 
 // replicaUnset is REPLICAOF NO ONE: the link ends, the data stays, and a
@@ -414,6 +446,9 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 	w := &deadlineWriter{c: conn, timeout: timeout}
 	res, err := replHandshake(br, w, h, srv.log)
 	if err != nil {
+		if isTimeout(err) {
+			return errors.New("Timeout connecting to the MASTER...") // Redis's words
+		}
 		return err
 	}
 	if !rs.current(gen) {
@@ -422,6 +457,9 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 	if res.full {
 		srv.log.Noticef("Full resync from master: %s:%d", res.replid, res.off)
 		if err := srv.replFullSync(gen, br, lr, res); err != nil {
+			if isTimeout(err) {
+				return errors.New("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.")
+			}
 			return err
 		}
 		srv.log.Noticef("MASTER <-> REPLICA sync: Finished with success")
@@ -431,6 +469,7 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 			id, _, _, _ := srv.repl.ids()
 			if res.newID != id {
 				srv.repl.shiftIDs(res.newID)
+				srv.dropReplicas() // they continue with the new id (repl_master.go)
 				srv.log.Noticef("Master replication ID changed to %s", res.newID)
 			}
 		}
@@ -1114,4 +1153,10 @@ func (l *Loop) setShardFlags(mask uint64, obey, force bool) {
 		sh := l.srv.shards[bits.TrailingZeros64(m)]
 		sh.ObeyMaster, sh.ForceExpire = obey, force
 	}
+}
+
+// isTimeout reports whether err is a deadline that passed.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

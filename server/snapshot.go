@@ -441,7 +441,9 @@ func (srv *Server) writesRefused() string {
 func (srv *Server) infoRDB(w *infoWriter, dirty int64) {
 	w.int("rdb_changes_since_last_save", dirty-srv.save.base.Load())
 	active := srv.save.active.Load()
-	w.int("rdb_bgsave_in_progress", b2i(active))
+	// A disk-less full sync is a BGSAVE to the replicas' sockets, as Redis's
+	// child.
+	w.int("rdb_bgsave_in_progress", b2i(active || srv.repl.m.imaging.Load()))
 	w.int("rdb_last_save_time", srv.lastSave.Load())
 	status := "ok"
 	if srv.save.failed.Load() {
