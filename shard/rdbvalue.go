@@ -265,7 +265,13 @@ func (db *DB) objectFromValue(v *rdb.Value) (typ, enc uint8, obj Object, err err
 					}
 					continue
 				}
-				s.convert()
+				if s.is.n == 0 {
+					// A set of strings: a table of its final size at
+					// once, not grown from 4 buckets member by member.
+					s.ht = newStrSet(len(v.Items))
+				} else {
+					s.convert()
+				}
 			}
 			if !s.ht.add(m) {
 				return 0, 0, nil, errDuplicate

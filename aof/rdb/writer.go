@@ -35,6 +35,10 @@ type Options struct {
 	// StreamNodeMaxEntries is stream-node-max-entries (100): the most
 	// entries of a stream node (0: no limit).
 	StreamNodeMaxEntries int
+
+	// marks, when set (ChunkWriter.Offload), receives the strings to
+	// compress later: str then writes them raw.
+	marks *[]strMark
 }
 
 // DefaultOptions are Redis 7.0's defaults.
@@ -246,21 +250,20 @@ var errNaN = errors.New("rdb: sorted set score is NaN")
 
 // appendValueBody appends v's body to dst and returns its type.
 func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
-	c := o.Compress
 	switch v.Kind {
 	case KindString:
-		return TypeString, AppendString(dst, v.Str, c), nil
+		return TypeString, o.str(dst, v.Str), nil
 	case KindList:
 		return TypeListQuicklist2, appendQuicklist(dst, v.Items, o), nil
 	case KindSet:
 		if len(v.Items) <= o.SetMaxIntsetEntries {
-			if b, ok := appendIntset(dst, v.Items, c); ok {
+			if b, ok := appendIntset(dst, v.Items, o); ok {
 				return TypeSetIntset, b, nil
 			}
 		}
 		dst = AppendLen(dst, uint64(len(v.Items)))
 		for _, m := range v.Items {
-			dst = AppendString(dst, m, c)
+			dst = o.str(dst, m)
 		}
 		return TypeSet, dst, nil
 	case KindZSet:
@@ -298,14 +301,14 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 				lp = lpAppend(lp, m.Member)
 				lp = lpAppendScore(lp, m.Score)
 			}
-			dst = AppendString(dst, lpFinish(lp, 2*len(z)), c)
+			dst = o.str(dst, lpFinish(lp, 2*len(z)))
 			releaseListpack(sp, lp)
 			return TypeZSetListpack, dst, nil
 		}
 		// As Redis, from the skiplist's tail to its head.
 		dst = AppendLen(dst, uint64(len(z)))
 		for i := len(z) - 1; i >= 0; i-- {
-			dst = AppendString(dst, z[i].Member, c)
+			dst = o.str(dst, z[i].Member)
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(z[i].Score))
 		}
 		return TypeZSet2, dst, nil
@@ -324,13 +327,13 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 			for _, f := range v.Hash {
 				lp = lpAppend(lpAppend(lp, f.Field), f.Value)
 			}
-			dst = AppendString(dst, lpFinish(lp, 2*len(v.Hash)), c)
+			dst = o.str(dst, lpFinish(lp, 2*len(v.Hash)))
 			releaseListpack(sp, lp)
 			return TypeHashListpack, dst, nil
 		}
 		dst = AppendLen(dst, uint64(len(v.Hash)))
 		for _, f := range v.Hash {
-			dst = AppendString(AppendString(dst, f.Field, c), f.Value, c)
+			dst = o.str(o.str(dst, f.Field), f.Value)
 		}
 		return TypeHash, dst, nil
 	case KindStream:
@@ -393,11 +396,11 @@ func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 	for _, n := range nodes {
 		if n.lp == nil {
 			dst = AppendLen(dst, quicklistPlain)
-			dst = AppendString(dst, n.elem, o.Compress)
+			dst = o.str(dst, n.elem)
 			continue
 		}
 		dst = AppendLen(dst, quicklistPacked)
-		dst = AppendString(dst, lpFinish(n.lp, n.count), o.Compress)
+		dst = o.str(dst, lpFinish(n.lp, n.count))
 	}
 	return dst
 }
@@ -405,7 +408,7 @@ func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 // appendIntset appends members as an intset string if they all are
 // canonical integers (sorted; the smallest of 16, 32, 64 bits that holds
 // them all).
-func appendIntset(dst []byte, members [][]byte, compress bool) ([]byte, bool) {
+func appendIntset(dst []byte, members [][]byte, o *Options) ([]byte, bool) {
 	vals := make([]int64, len(members))
 	enc := 2
 	for i, m := range members {
@@ -436,7 +439,7 @@ func appendIntset(dst []byte, members [][]byte, compress bool) ([]byte, bool) {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
 	}
-	return AppendString(dst, b, compress), true
+	return o.str(dst, b), true
 }
 
 // listpackPool holds the scratch listpacks of hashes and sorted sets, which
