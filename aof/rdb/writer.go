@@ -352,7 +352,10 @@ const plainThreshold = 1 << 30
 
 // appendQuicklist appends a QUICKLIST_2 of PACKED listpack nodes, filled
 // as Redis 7.0's quicklist push fills them (_quicklistNodeAllowInsert)
-// under list-max-listpack-size, and PLAIN nodes for huge elements.
+// under list-max-listpack-size, and PLAIN nodes for huge elements. The
+// nodes are built one after the other in one pooled scratch buffer (a
+// slice of nodes and a listpack per list were a BGSAVE's biggest
+// allocation after its chunks).
 func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 	fill := o.ListMaxListpackSize
 	levels := [...]int{4096, 8192, 16384, 32768, 65536}
@@ -364,44 +367,56 @@ func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 		return newSz <= 8192 && count < fill // SIZE_SAFETY_LIMIT
 	}
 	type node struct {
-		lp    []byte // a listpack, or nil for a PLAIN node of elem
-		elem  []byte
-		count int
+		start, end int    // a listpack at buf[start:end], or
+		elem       []byte // a PLAIN node of elem (end 0)
+		count      int
 	}
-	limit := 8192
-	if fill < 0 && -fill-1 < len(levels) {
-		limit = levels[-fill-1]
-	}
-	rem := 0 // the bytes the items left will take in listpacks, about
+	total := 0
 	for _, it := range items {
-		rem += len(it) + 7
+		total += len(it) + 7
 	}
-	var nodes []node
-	var cur *node
+	sp := scratchListpack(total)
+	buf := (*sp)[:0]
+	var nodesArr [8]node
+	nodes := nodesArr[:0]
+	cur := -1 // the node being filled
+	end := func() {
+		if cur >= 0 {
+			n := &nodes[cur]
+			buf = append(buf, 0xff)
+			n.end = len(buf)
+			binary.LittleEndian.PutUint32(buf[n.start:], uint32(n.end-n.start))
+			binary.LittleEndian.PutUint16(buf[n.start+4:], uint16(min(n.count, 0xffff)))
+			cur = -1
+		}
+	}
 	for _, it := range items {
-		rem -= len(it) + 7
 		if len(it) >= plainThreshold {
+			end()
 			nodes = append(nodes, node{elem: it, count: 1})
-			cur = nil
 			continue
 		}
-		if cur == nil || !allow(len(cur.lp)+1, cur.count, len(it)) {
-			nodes = append(nodes, node{lp: make([]byte, 6, 7+min(rem+len(it)+7, limit+16))})
-			cur = &nodes[len(nodes)-1]
+		if cur < 0 || !allow(len(buf)-nodes[cur].start+1, nodes[cur].count, len(it)) {
+			end()
+			nodes = append(nodes, node{start: len(buf)})
+			cur = len(nodes) - 1
+			buf = append(buf, 0, 0, 0, 0, 0, 0)
 		}
-		cur.lp = lpAppend(cur.lp, it)
-		cur.count++
+		buf = lpAppend(buf, it)
+		nodes[cur].count++
 	}
+	end()
 	dst = AppendLen(dst, uint64(len(nodes)))
 	for _, n := range nodes {
-		if n.lp == nil {
+		if n.end == 0 {
 			dst = AppendLen(dst, quicklistPlain)
 			dst = o.str(dst, n.elem)
 			continue
 		}
 		dst = AppendLen(dst, quicklistPacked)
-		dst = o.str(dst, lpFinish(n.lp, n.count))
+		dst = o.str(dst, buf[n.start:n.end])
 	}
+	releaseListpack(sp, buf)
 	return dst
 }
 
@@ -409,14 +424,12 @@ func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 // canonical integers (sorted; the smallest of 16, 32, 64 bits that holds
 // them all).
 func appendIntset(dst []byte, members [][]byte, o *Options) ([]byte, bool) {
-	vals := make([]int64, len(members))
 	enc := 2
-	for i, m := range members {
+	for _, m := range members { // before anything is allocated
 		v, ok := canonicalInt(m)
 		if !ok {
 			return dst, false
 		}
-		vals[i] = v
 		switch {
 		case v < math.MinInt32 || v > math.MaxInt32:
 			enc = 8
@@ -424,9 +437,19 @@ func appendIntset(dst []byte, members [][]byte, o *Options) ([]byte, bool) {
 			enc = 4
 		}
 	}
+	var arr [64]int64
+	vals := arr[:0]
+	if len(members) > len(arr) {
+		vals = make([]int64, 0, len(members))
+	}
+	for _, m := range members {
+		v, _ := canonicalInt(m)
+		vals = append(vals, v)
+	}
 	slices.Sort(vals)
 	vals = slices.Compact(vals)
-	b := make([]byte, 0, 8+enc*len(vals))
+	sp := scratchListpack(8 + enc*len(vals))
+	b := (*sp)[:0]
 	b = binary.LittleEndian.AppendUint32(b, uint32(enc))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(vals)))
 	for _, v := range vals {
@@ -439,7 +462,9 @@ func appendIntset(dst []byte, members [][]byte, o *Options) ([]byte, bool) {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
 	}
-	return o.str(dst, b), true
+	dst = o.str(dst, b)
+	releaseListpack(sp, b)
+	return dst, true
 }
 
 // listpackPool holds the scratch listpacks of hashes and sorted sets, which
