@@ -11,7 +11,7 @@ package server
 // requests (rewriteStep), each key as an RDB item (DB.RDBValue) into chunks
 // of its own (rdb.ChunkWriter) that a background goroutine writes in
 // arrival order. The loop only copies the strings: a compressor goroutine
-// per shard, on a thread of lower priority, LZF-compresses each full chunk
+// per shard LZF-compresses each full chunk
 // before it is handed over (rdb.ChunkWriter.Offload; a loop whose
 // compressor is 4 chunks behind compresses the next one itself). A key about to change before the walk reached it is
 // serialized first, in its state at the cut, so the file is the data set
@@ -54,9 +54,6 @@ const snapChunk = 1 << 20
 // compressor (rdb.ChunkWriter.Offload) before the loop compresses them
 // itself: what a BGSAVE holds beyond the data set stays a few MB a shard.
 const snapOffloadDepth = 4
-
-// snapNice is the nice value of a BGSAVE compressor's thread.
-var snapNice = 19
 
 // saveRetryDelay is how long the schedule waits after a failed BGSAVE
 // (Redis's CONFIG_BGSAVE_RETRY_DELAY).
@@ -238,7 +235,7 @@ func (srv *Server) startSnapshot() error {
 func (l *Loop) startSnap(s *aof.Snapshot) {
 	js := &loopSnap{s: s}
 	js.cw = rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, s.Hand)
-	js.cw.Offload(snapOffloadDepth, backgroundThread) // LZF off the loop
+	js.cw.Offload(snapOffloadDepth) // LZF off the loop
 	l.snap = js
 	l.sh.StartImage(imageKey(js.cw))
 	if l.rwStep == nil {

@@ -185,23 +185,17 @@ func (c *ChunkWriter) Flush() {
 // A BGSAVE's loops serialize their keys between requests, and LZF was
 // half of that time (pprof of BGSAVE of 1M mixed keys under 50 writers:
 // lzfState.compress 0.56 s of RewriteStep's 1.21 s).
-//
-// setup, if not nil, is called first on the compressor's goroutine (the
-// server lowers its thread's priority there).
-func (c *ChunkWriter) Offload(depth int, setup func()) {
+func (c *ChunkWriter) Offload(depth int) {
 	if !c.opts.Compress || c.jobs != nil {
 		return
 	}
 	c.jobs = make(chan chunkJob, depth)
 	c.marks = getMarks()
 	c.opts.marks = &c.marks
-	go c.compressor(c.jobs, setup)
+	go c.compressor(c.jobs)
 }
 
-func (c *ChunkWriter) compressor(jobs chan chunkJob, setup func()) {
-	if setup != nil {
-		setup()
-	}
+func (c *ChunkWriter) compressor(jobs chan chunkJob) {
 	for j := range jobs {
 		if c.aborted.Load() {
 			ReleaseChunk(j.buf)

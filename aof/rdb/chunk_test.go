@@ -56,7 +56,7 @@ func TestChunkOffloadSameBytes(t *testing.T) {
 				mu.Unlock()
 			})
 			if offload {
-				cw.Offload(depth, nil)
+				cw.Offload(depth)
 			}
 			for i, v := range chunkValues() {
 				exp := int64(-1)
