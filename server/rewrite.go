@@ -41,8 +41,8 @@ const rewriteStepKeys = 256
 // busy machine: GET p99 62 ms during BGSAVE, bench -only rdb.)
 const rewriteRunBudget = time.Millisecond
 
-// While clients are being served (some were since the last run), runs are
-// shorter and so are their steps: a GET waited for the run in progress,
+// While clients are being served (some were in the last
+// rewriteBusyWindow), runs are shorter and so are their steps: a GET waited for the run in progress,
 // and with 50 writers and a GET probe during a BGSAVE of 1M mixed keys
 // (bench -only rdb) the probe got 1589-2014 replies over the BGSAVE
 // against 24k in 2 s steady, p99 7-8 ms (the median GET waited about half
@@ -52,6 +52,7 @@ const rewriteRunBudget = time.Millisecond
 const (
 	rewriteBusyBudget   = 100 * time.Microsecond
 	rewriteBusyStepKeys = 32
+	rewriteBusyWindow   = 10 * time.Millisecond
 )
 
 type rewriteStatus struct {
@@ -201,8 +202,15 @@ func (l *Loop) rewriteStep() {
 		}
 	} else if l.sh.Rewriting() {
 		if l.stats.reads != l.rwReads || l.rwRun.IsZero() { // a new run: clients were served since the last step
-			l.rwBusy = l.stats.reads != l.rwReads
-			l.rwReads, l.rwRun = l.stats.reads, time.Now()
+			now := time.Now()
+			if l.stats.reads != l.rwReads {
+				l.rwServed = now
+			}
+			// Busy when clients were served lately, not only right
+			// before this run: a run often starts before the replies'
+			// clients have sent their next requests.
+			l.rwBusy = now.Sub(l.rwServed) < rewriteBusyWindow
+			l.rwReads, l.rwRun = l.stats.reads, now
 		}
 		keys, budget := rewriteStepKeys, rewriteRunBudget
 		if l.rwBusy {
