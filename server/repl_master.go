@@ -815,7 +815,7 @@ func (srv *Server) startDisklessSync(rs []*replica) {
 	rp.m.remain.Store(int32(len(srv.loops)))
 	srv.procsFor(1)
 	for _, l := range srv.loops {
-		l.startSyncImage(s)
+		l.startSnap(s, true)
 	}
 	rp.m.eofMark = []byte(eof)
 }
@@ -850,22 +850,6 @@ func (f *replFan) Write(b []byte) (int, error) {
 		return 0, errors.New("no replica left to receive the RDB")
 	}
 	return len(b), nil
-}
-
-// startSyncImage starts the shard's part of a disk-less sync image (as
-// startSnap does for BGSAVE) and queues the loop's first step.
-func (l *Loop) startSyncImage(s *aof.Snapshot) {
-	js := &loopSnap{s: s, sync: true}
-	js.cw = rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, s.Hand)
-	l.snap = js
-	l.sh.StartImage(imageKey(js.cw))
-	if l.rwStep == nil {
-		l.rwStep = gnet.RunnableFunc(func(context.Context) error {
-			l.rewriteStep()
-			return nil
-		})
-	}
-	_ = l.el.Execute(context.Background(), l.rwStep)
 }
 
 // syncImageDone is a loop's end of its part of the sync image.

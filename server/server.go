@@ -138,6 +138,8 @@ type Loop struct {
 	rwStep    gnet.Runnable
 	rwRun     time.Time    // start of the rewrite steps run since the loop last served a client (rewrite.go)
 	rwReads   int64        // stats.reads at the last step
+	rwBusy    bool         // clients were served lately: short runs and steps (rewrite.go)
+	rwServed  time.Time    // when a run last found that clients had been served
 	heldCount atomic.Int32 // clients whose replies wait for the log
 	blk       loopBlocking
 	cmem      loopClientMem // its clients' memory (clientmem.go)

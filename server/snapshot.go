@@ -10,7 +10,10 @@ package server
 // (shard.StartImage) and its loop serializes it in small steps between
 // requests (rewriteStep), each key as an RDB item (DB.RDBValue) into chunks
 // of its own (rdb.ChunkWriter) that a background goroutine writes in
-// arrival order. A key about to change before the walk reached it is
+// arrival order. The loop only copies the strings: a compressor goroutine
+// per shard LZF-compresses each full chunk
+// before it is handed over (rdb.ChunkWriter.Offload; a loop whose
+// compressor is 4 chunks behind compresses the next one itself). A key about to change before the walk reached it is
 // serialized first, in its state at the cut, so the file is the data set
 // at the cut, and memory grows only by the chunks waiting for the disk and
 // the keys written meanwhile (no copy of the data set, no fork's
@@ -46,6 +49,11 @@ var snapshotCommands = []serverCmd{
 
 // snapChunk is the size at which a loop hands a chunk of its image over.
 const snapChunk = 1 << 20
+
+// snapOffloadDepth is how many chunks of a loop's image may wait for its
+// compressor (rdb.ChunkWriter.Offload) before the loop compresses them
+// itself: what a BGSAVE holds beyond the data set stays a few MB a shard.
+const snapOffloadDepth = 4
 
 // saveRetryDelay is how long the schedule waits after a failed BGSAVE
 // (Redis's CONFIG_BGSAVE_RETRY_DELAY).
@@ -218,16 +226,18 @@ func (srv *Server) startSnapshot() error {
 	srv.log.Noticef("Background saving started")
 	srv.procsFor(1) // a P for the writer goroutine (procs.go)
 	for _, l := range srv.loops {
-		l.startSnap(s)
+		l.startSnap(s, false)
 	}
 	return nil
 }
 
 // startSnap runs while every loop is parked: it starts the shard's image
-// and queues the loop's first step.
-func (l *Loop) startSnap(s *aof.Snapshot) {
-	js := &loopSnap{s: s}
+// (a BGSAVE's, or a disk-less full sync's) and queues the loop's first
+// step.
+func (l *Loop) startSnap(s *aof.Snapshot, sync bool) {
+	js := &loopSnap{s: s, sync: sync}
 	js.cw = rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, s.Hand)
+	js.cw.Offload(snapOffloadDepth) // LZF off the loop
 	l.snap = js
 	l.sh.StartImage(imageKey(js.cw))
 	if l.rwStep == nil {
@@ -244,18 +254,21 @@ func (l *Loop) startSnap(s *aof.Snapshot) {
 func (l *Loop) snapStepDone() {
 	js := l.snap
 	l.snap = nil
-	js.cw.Flush()
-	if err := js.cw.Err(); err != nil {
-		js.s.Fail(err)
-	}
 	srv := l.srv
-	if js.sync {
-		srv.syncImageDone(js)
-		return
-	}
-	if srv.save.cur.Load() == js.s && srv.save.remaining.Add(-1) == 0 {
-		go srv.finishSnapshot(js.s)
-	}
+	// Close calls back once the compressor has handed every chunk over
+	// (from its goroutine).
+	js.cw.Close(func() {
+		if err := js.cw.Err(); err != nil {
+			js.s.Fail(err)
+		}
+		if js.sync {
+			srv.syncImageDone(js) // a replica's disk-less full sync (repl_master.go)
+			return
+		}
+		if srv.save.cur.Load() == js.s && srv.save.remaining.Add(-1) == 0 {
+			go srv.finishSnapshot(js.s)
+		}
+	})
 }
 
 func (srv *Server) finishSnapshot(s *aof.Snapshot) {
@@ -311,6 +324,7 @@ func (srv *Server) abortSnapshot() bool {
 	for _, l := range srv.loops {
 		if l.snap != nil && l.snap.s == s {
 			l.sh.AbortRewrite()
+			l.snap.cw.Abort()
 			l.snap = nil
 		}
 	}

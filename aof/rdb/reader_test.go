@@ -354,7 +354,7 @@ func TestBlobRoundTrip(t *testing.T) {
 		t.Fatalf("big listpack: %d %v", len(got), err)
 	}
 	for _, members := range [][]string{{"1", "-1"}, {"40000", "0"}, {"-5000000000", "3"}} {
-		b, ok := appendIntset(nil, strs(members...), false)
+		b, ok := appendIntset(nil, strs(members...), &Options{})
 		if !ok {
 			t.Fatal(members)
 		}
@@ -372,7 +372,7 @@ func TestBlobRoundTrip(t *testing.T) {
 			t.Fatalf("intset %v: %q %v", members, got, err)
 		}
 	}
-	if _, ok := appendIntset(nil, strs("1", "01"), false); ok {
+	if _, ok := appendIntset(nil, strs("1", "01"), &Options{}); ok {
 		t.Fatal("01 in an intset")
 	}
 }

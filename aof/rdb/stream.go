@@ -435,7 +435,6 @@ const streamListpackMaxSize = 1 << 30
 // -entries, the counters, then the groups, consumers and PELs in Redis's
 // radix tree order (IDs ascending, names by bytes).
 func appendStream(dst []byte, s *Stream, o *Options) ([]byte, error) {
-	c := o.Compress
 	if err := checkStream(s); err != nil {
 		return dst, err
 	}
@@ -510,10 +509,10 @@ func appendStream(dst []byte, s *Stream, o *Options) ([]byte, error) {
 	}
 	dst = AppendLen(dst, uint64(len(nodes)))
 	for _, n := range nodes {
-		dst = AppendString(dst, appendStreamID(nil, n.master), c)
+		dst = o.str(dst, appendStreamID(nil, n.master))
 		lp := lpAppendInt(newListpack(0), int64(n.count))
 		lp = append(lp, n.body...)
-		dst = AppendString(dst, lpFinish(lp, n.elems), c)
+		dst = o.str(dst, lpFinish(lp, n.elems))
 	}
 	dst = AppendLen(dst, uint64(len(s.Entries)))
 	for _, id := range []StreamID{s.LastID, s.FirstID, s.MaxDeletedID} {
@@ -525,7 +524,7 @@ func appendStream(dst []byte, s *Stream, o *Options) ([]byte, error) {
 	slices.SortStableFunc(groups, func(a, b StreamGroup) int { return bytes.Compare(a.Name, b.Name) })
 	dst = AppendLen(dst, uint64(len(groups)))
 	for _, g := range groups {
-		dst = AppendString(dst, g.Name, c)
+		dst = o.str(dst, g.Name)
 		dst = AppendLen(AppendLen(dst, g.LastID.Ms), g.LastID.Seq)
 		dst = AppendLen(dst, uint64(g.EntriesRead))
 		pel := slices.Clone(g.Pending)
@@ -540,7 +539,7 @@ func appendStream(dst []byte, s *Stream, o *Options) ([]byte, error) {
 		slices.SortStableFunc(cons, func(a, b StreamConsumer) int { return bytes.Compare(a.Name, b.Name) })
 		dst = AppendLen(dst, uint64(len(cons)))
 		for _, cn := range cons {
-			dst = AppendString(dst, cn.Name, c)
+			dst = o.str(dst, cn.Name)
 			dst = binary.LittleEndian.AppendUint64(dst, uint64(cn.SeenTime))
 			ids := slices.Clone(cn.Pending)
 			slices.SortFunc(ids, StreamID.Compare)

@@ -114,3 +114,16 @@ func ReadString(b []byte) (s []byte, size int, err error) {
 		return nil, 0, ErrBadEncoding
 	}
 }
+
+// str appends s as AppendString does with o.Compress; with o.marks set, a
+// string LZF would be tried on is written raw and marked instead, for
+// compressMarked to finish (the same bytes, later and elsewhere).
+func (o *Options) str(dst, s []byte) []byte {
+	if o.marks != nil && o.Compress && len(s) > 20 {
+		at := len(dst)
+		dst = AppendLen(dst, uint64(len(s)))
+		*o.marks = append(*o.marks, strMark{at: at, data: len(dst), end: len(dst) + len(s)})
+		return append(dst, s...)
+	}
+	return AppendString(dst, s, o.Compress)
+}

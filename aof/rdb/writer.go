@@ -35,6 +35,10 @@ type Options struct {
 	// StreamNodeMaxEntries is stream-node-max-entries (100): the most
 	// entries of a stream node (0: no limit).
 	StreamNodeMaxEntries int
+
+	// marks, when set (ChunkWriter.Offload), receives the strings to
+	// compress later: str then writes them raw.
+	marks *[]strMark
 }
 
 // DefaultOptions are Redis 7.0's defaults.
@@ -246,21 +250,20 @@ var errNaN = errors.New("rdb: sorted set score is NaN")
 
 // appendValueBody appends v's body to dst and returns its type.
 func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
-	c := o.Compress
 	switch v.Kind {
 	case KindString:
-		return TypeString, AppendString(dst, v.Str, c), nil
+		return TypeString, o.str(dst, v.Str), nil
 	case KindList:
 		return TypeListQuicklist2, appendQuicklist(dst, v.Items, o), nil
 	case KindSet:
 		if len(v.Items) <= o.SetMaxIntsetEntries {
-			if b, ok := appendIntset(dst, v.Items, c); ok {
+			if b, ok := appendIntset(dst, v.Items, o); ok {
 				return TypeSetIntset, b, nil
 			}
 		}
 		dst = AppendLen(dst, uint64(len(v.Items)))
 		for _, m := range v.Items {
-			dst = AppendString(dst, m, c)
+			dst = o.str(dst, m)
 		}
 		return TypeSet, dst, nil
 	case KindZSet:
@@ -298,14 +301,14 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 				lp = lpAppend(lp, m.Member)
 				lp = lpAppendScore(lp, m.Score)
 			}
-			dst = AppendString(dst, lpFinish(lp, 2*len(z)), c)
+			dst = o.str(dst, lpFinish(lp, 2*len(z)))
 			releaseListpack(sp, lp)
 			return TypeZSetListpack, dst, nil
 		}
 		// As Redis, from the skiplist's tail to its head.
 		dst = AppendLen(dst, uint64(len(z)))
 		for i := len(z) - 1; i >= 0; i-- {
-			dst = AppendString(dst, z[i].Member, c)
+			dst = o.str(dst, z[i].Member)
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(z[i].Score))
 		}
 		return TypeZSet2, dst, nil
@@ -324,13 +327,13 @@ func appendValueBody(dst []byte, v *Value, o *Options) (byte, []byte, error) {
 			for _, f := range v.Hash {
 				lp = lpAppend(lpAppend(lp, f.Field), f.Value)
 			}
-			dst = AppendString(dst, lpFinish(lp, 2*len(v.Hash)), c)
+			dst = o.str(dst, lpFinish(lp, 2*len(v.Hash)))
 			releaseListpack(sp, lp)
 			return TypeHashListpack, dst, nil
 		}
 		dst = AppendLen(dst, uint64(len(v.Hash)))
 		for _, f := range v.Hash {
-			dst = AppendString(AppendString(dst, f.Field, c), f.Value, c)
+			dst = o.str(o.str(dst, f.Field), f.Value)
 		}
 		return TypeHash, dst, nil
 	case KindStream:
@@ -349,7 +352,10 @@ const plainThreshold = 1 << 30
 
 // appendQuicklist appends a QUICKLIST_2 of PACKED listpack nodes, filled
 // as Redis 7.0's quicklist push fills them (_quicklistNodeAllowInsert)
-// under list-max-listpack-size, and PLAIN nodes for huge elements.
+// under list-max-listpack-size, and PLAIN nodes for huge elements. The
+// nodes are built one after the other in one pooled scratch buffer (a
+// slice of nodes and a listpack per list were a BGSAVE's biggest
+// allocation after its chunks).
 func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 	fill := o.ListMaxListpackSize
 	levels := [...]int{4096, 8192, 16384, 32768, 65536}
@@ -361,59 +367,69 @@ func appendQuicklist(dst []byte, items [][]byte, o *Options) []byte {
 		return newSz <= 8192 && count < fill // SIZE_SAFETY_LIMIT
 	}
 	type node struct {
-		lp    []byte // a listpack, or nil for a PLAIN node of elem
-		elem  []byte
-		count int
+		start, end int    // a listpack at buf[start:end], or
+		elem       []byte // a PLAIN node of elem (end 0)
+		count      int
 	}
-	limit := 8192
-	if fill < 0 && -fill-1 < len(levels) {
-		limit = levels[-fill-1]
-	}
-	rem := 0 // the bytes the items left will take in listpacks, about
+	total := 0
 	for _, it := range items {
-		rem += len(it) + 7
+		total += len(it) + 7
 	}
-	var nodes []node
-	var cur *node
+	sp := scratchListpack(total)
+	buf := (*sp)[:0]
+	var nodesArr [8]node
+	nodes := nodesArr[:0]
+	cur := -1 // the node being filled
+	end := func() {
+		if cur >= 0 {
+			n := &nodes[cur]
+			buf = append(buf, 0xff)
+			n.end = len(buf)
+			binary.LittleEndian.PutUint32(buf[n.start:], uint32(n.end-n.start))
+			binary.LittleEndian.PutUint16(buf[n.start+4:], uint16(min(n.count, 0xffff)))
+			cur = -1
+		}
+	}
 	for _, it := range items {
-		rem -= len(it) + 7
 		if len(it) >= plainThreshold {
+			end()
 			nodes = append(nodes, node{elem: it, count: 1})
-			cur = nil
 			continue
 		}
-		if cur == nil || !allow(len(cur.lp)+1, cur.count, len(it)) {
-			nodes = append(nodes, node{lp: make([]byte, 6, 7+min(rem+len(it)+7, limit+16))})
-			cur = &nodes[len(nodes)-1]
+		if cur < 0 || !allow(len(buf)-nodes[cur].start+1, nodes[cur].count, len(it)) {
+			end()
+			nodes = append(nodes, node{start: len(buf)})
+			cur = len(nodes) - 1
+			buf = append(buf, 0, 0, 0, 0, 0, 0)
 		}
-		cur.lp = lpAppend(cur.lp, it)
-		cur.count++
+		buf = lpAppend(buf, it)
+		nodes[cur].count++
 	}
+	end()
 	dst = AppendLen(dst, uint64(len(nodes)))
 	for _, n := range nodes {
-		if n.lp == nil {
+		if n.end == 0 {
 			dst = AppendLen(dst, quicklistPlain)
-			dst = AppendString(dst, n.elem, o.Compress)
+			dst = o.str(dst, n.elem)
 			continue
 		}
 		dst = AppendLen(dst, quicklistPacked)
-		dst = AppendString(dst, lpFinish(n.lp, n.count), o.Compress)
+		dst = o.str(dst, buf[n.start:n.end])
 	}
+	releaseListpack(sp, buf)
 	return dst
 }
 
 // appendIntset appends members as an intset string if they all are
 // canonical integers (sorted; the smallest of 16, 32, 64 bits that holds
 // them all).
-func appendIntset(dst []byte, members [][]byte, compress bool) ([]byte, bool) {
-	vals := make([]int64, len(members))
+func appendIntset(dst []byte, members [][]byte, o *Options) ([]byte, bool) {
 	enc := 2
-	for i, m := range members {
+	for _, m := range members { // before anything is allocated
 		v, ok := canonicalInt(m)
 		if !ok {
 			return dst, false
 		}
-		vals[i] = v
 		switch {
 		case v < math.MinInt32 || v > math.MaxInt32:
 			enc = 8
@@ -421,9 +437,19 @@ func appendIntset(dst []byte, members [][]byte, compress bool) ([]byte, bool) {
 			enc = 4
 		}
 	}
+	var arr [64]int64
+	vals := arr[:0]
+	if len(members) > len(arr) {
+		vals = make([]int64, 0, len(members))
+	}
+	for _, m := range members {
+		v, _ := canonicalInt(m)
+		vals = append(vals, v)
+	}
 	slices.Sort(vals)
 	vals = slices.Compact(vals)
-	b := make([]byte, 0, 8+enc*len(vals))
+	sp := scratchListpack(8 + enc*len(vals))
+	b := (*sp)[:0]
 	b = binary.LittleEndian.AppendUint32(b, uint32(enc))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(vals)))
 	for _, v := range vals {
@@ -436,7 +462,9 @@ func appendIntset(dst []byte, members [][]byte, compress bool) ([]byte, bool) {
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		}
 	}
-	return AppendString(dst, b, compress), true
+	dst = o.str(dst, b)
+	releaseListpack(sp, b)
+	return dst, true
 }
 
 // listpackPool holds the scratch listpacks of hashes and sorted sets, which
