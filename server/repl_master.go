@@ -133,10 +133,10 @@ type replMaster struct {
 	replicas []*replica
 	waiting  []*replica // wait_bgsave, their sync not started
 	syncing  atomic.Bool
-	imaging  atomic.Bool   // the shards serialize a disk-less sync image
-	syncImg  *aof.Snapshot // the disk-less image being sent
-	eofMark  []byte        // its end mark
-	remain   atomic.Int32  // shards still serializing the sync image
+	imaging  atomic.Bool                  // the shards serialize a disk-less sync image
+	syncImg  atomic.Pointer[aof.Snapshot] // the disk-less image being sent
+	eofMark  []byte                       // its end mark
+	remain   atomic.Int32                 // shards still serializing the sync image
 	// diskWait are the replicas waiting for the BGSAVE of a disk-based sync.
 	diskWait []*replica
 	diskSave bool // the BGSAVE running was started for them (repl.mu)
@@ -810,7 +810,7 @@ func (srv *Server) startDisklessSync(rs []*replica) {
 	for _, r := range rs {
 		r.state.Store(repStreamRDB)
 	}
-	rp.m.syncImg = s
+	rp.m.syncImg.Store(s)
 	rp.m.imaging.Store(true)
 	rp.m.remain.Store(int32(len(srv.loops)))
 	srv.procsFor(1)
@@ -855,7 +855,7 @@ func (f *replFan) Write(b []byte) (int, error) {
 // syncImageDone is a loop's end of its part of the sync image.
 func (srv *Server) syncImageDone(js *loopSnap) {
 	rp := &srv.repl
-	if rp.m.syncImg != js.s || rp.m.remain.Add(-1) != 0 {
+	if rp.m.syncImg.Load() != js.s || rp.m.remain.Add(-1) != 0 {
 		return
 	}
 	go func() {
@@ -880,7 +880,7 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 			}
 		}
 		srv.procsFor(-1)
-		rp.m.syncImg = nil
+		rp.m.syncImg.Store(nil)
 		rp.m.imaging.Store(false)
 		rp.m.syncing.Store(false)
 		if srv.save.rewriteAfter.CompareAndSwap(true, false) {
