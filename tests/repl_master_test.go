@@ -88,7 +88,8 @@ func waitInSync(t testing.TB, master, rep *redis.Client) {
 		infoField(t, rep, "replication", "master_link_status"))
 }
 
-// A redis-server 7.0 replica of a redshard master (--shards 4) ends with
+// A redis-server 7.0 replica of a redshard master (--shards 4), and a
+// redshard one (--shards 4, its own AOF), ends with
 // the master's digest after a full sync taken under a pipelined mixed
 // load, and again after its link is cut and restored, by partial resync;
 // WAIT counts the replica that has acknowledged the client's writes.
@@ -97,12 +98,15 @@ func TestRedisReplicaOfRedshard(t *testing.T) {
 		t.Skip("redis-server not installed")
 	}
 	for _, mode := range []struct {
-		name string
-		args []string
+		name     string
+		args     []string
+		redshard bool // the replica is a redshard --shards 4 too
 	}{
-		{"appendonly-no", nil},
-		{"always-diskless", []string{"--appendonly", "yes", "--appendfsync", "always"}},
-		{"everysec-disk", []string{"--appendonly", "yes", "--repl-diskless-sync", "no"}},
+		{"appendonly-no", nil, false},
+		{"always-diskless", []string{"--appendonly", "yes", "--appendfsync", "always"}, false},
+		{"everysec-disk", []string{"--appendonly", "yes", "--repl-diskless-sync", "no"}, false},
+		{"redshard-replica-always", []string{"--appendonly", "yes", "--appendfsync", "always"}, true},
+		{"redshard-replica-disk", []string{"--repl-diskless-sync", "no"}, true},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -123,9 +127,15 @@ func TestRedisReplicaOfRedshard(t *testing.T) {
 				}(i)
 			}
 			time.Sleep(200 * time.Millisecond) // the sync starts under load
-			r := startRedisServer(t, t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
-			rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
-			defer rc.Close()
+			var rc *redis.Client
+			if mode.redshard {
+				rc = startServer(t, "--shards", "4", "--enable-debug-command", "yes", "--appendonly", "yes",
+					"--replicaof", "127.0.0.1", strconv.Itoa(m.Port)).client(t, 2)
+			} else {
+				r := startRedisServer(t, t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+				rc = redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
+				defer rc.Close()
+			}
 			wg.Wait()
 			waitInSync(t, mc, rc)
 			if got := infoField(t, mc, "stats", "sync_full"); got != "1" {
