@@ -93,7 +93,7 @@ func waitInSync(t testing.TB, master, rep *redis.Client) {
 // the master's digest after a full sync taken under a pipelined mixed
 // load, and again after its link is cut and restored, by partial resync;
 // WAIT counts the replica that has acknowledged the client's writes.
-func TestRedisReplicaOfRedshard(t *testing.T) {
+func TestReplicasOfRedshard(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not installed")
 	}
