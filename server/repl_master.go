@@ -208,8 +208,7 @@ func cmdReplconf(x *Exec, argv [][]byte) {
 					x.srv.replAcked()
 				}
 			}
-			x.Out = x.Out[:0]
-			return
+			return // never answered
 		case "getack":
 			// Sent by a master to its replicas; a master ignores it.
 			return
@@ -233,6 +232,7 @@ func cmdSync(x *Exec, argv [][]byte) {
 func cmdPsync(x *Exec, argv [][]byte) {
 	off, err := strconv.ParseInt(string(argv[2]), 10, 64)
 	if err != nil {
+		x.srv.log.Warningf("Replica %s asks for synchronization but with a wrong offset", x.cl.peerID())
 		x.Err("ERR value is not an integer or out of range")
 		return
 	}
@@ -658,7 +658,7 @@ func (srv *Server) replCron() {
 		r.drop("Disconnecting timedout replica (streaming sync)")
 	}
 	period := time.Duration(srv.cfg.intOr("repl-ping-replica-period", 10)) * time.Second
-	if nrep > 0 && now.Sub(rp.lastPing) >= period {
+	if nrep > 0 && now.Sub(rp.lastPing) >= period && !rp.isReplica.Load() { // a replica's stream is its master's, PINGs included
 		rp.lastPing = now
 		rp.appendRaw([]byte("*1\r\n$4\r\nPING\r\n"))
 	}

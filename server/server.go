@@ -706,7 +706,14 @@ func (cl *Client) writeOut() {
 		}
 		return
 	}
-	if cl.rep != nil { // a replica: its sender writes everything it gets
+	if cl.rep != nil && len(cl.out) > 0 && !cl.closing {
+		// A replica: its sender writes everything it gets, and a command
+		// of its that answers something ends the link (Redis's
+		// prepareClientToWrite for a replica).
+		cl.srv.log.Warningf("Replica generated a reply to command '%s', disconnecting it: %s", cl.lastCmd, cl.infoLine())
+		cl.closing = true
+	}
+	if cl.rep != nil {
 		cl.out = cl.out[:0]
 	}
 	cl.beforeWrite() // MONITOR lines held for it, output buffer limits (obuf.go)
