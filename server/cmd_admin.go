@@ -1073,6 +1073,7 @@ func cmdClientKill(x *Exec, argv [][]byte) {
 		}
 		killed++
 	}
+	killed += x.srv.killMasterLink(&f) // a replica's link to its master (replica.go)
 	if f.oldForm {
 		if killed == 0 {
 			x.Err("ERR No such client")

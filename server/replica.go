@@ -1160,3 +1160,25 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// killMasterLink is CLIENT KILL for the link to the master, which has no
+// gnet connection: ADDR (the master's address) or TYPE master closes it,
+// and the link reconnects with a partial resync, as Redis's does after a
+// killed master client. It returns 1 if it closed the link.
+func (srv *Server) killMasterLink(f *clientKillFilter) int {
+	rs := &srv.rs
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	c := rs.conn
+	if c == nil || f.id != 0 || f.hasLaddr || f.hasUser && f.user != "default" || f.maxAge != 0 {
+		return 0
+	}
+	if f.typ >= 0 && f.typ != clientTypeMaster || !f.hasAddr && f.typ != clientTypeMaster {
+		return 0
+	}
+	if f.hasAddr && c.RemoteAddr().String() != f.addr {
+		return 0
+	}
+	_ = c.Close()
+	return 1
+}
