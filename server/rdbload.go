@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,11 @@ var prefetchSink atomic.Uint64
 type rdbLoadResult struct {
 	loaded, expired int64
 	size            int64 // bytes the RDB took (rdb.Summary.Size)
+	// The replication aux fields (repl-id, repl-offset, repl-stream-db):
+	// the history the data set belongs to, "" if none.
+	replID  string
+	replOff int64
+	replDB  int64
 }
 
 // loadRDB loads the RDB file at path into shards (owned by the caller),
@@ -152,6 +158,17 @@ func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad
 			return nil
 		},
 		Function: func(code string) error { return fl.set(code) },
+		Aux: func(name, val []byte) error {
+			switch string(name) {
+			case "repl-id":
+				res.replID = string(val)
+			case "repl-offset":
+				res.replOff, _ = strconv.ParseInt(string(val), 10, 64)
+			case "repl-stream-db":
+				res.replDB, _ = strconv.ParseInt(string(val), 10, 64)
+			}
+			return nil
+		},
 		ModuleAux: func(id uint64, name string) error {
 			srv.log.Warningf("Skipping module aux data of module '%s' (id %d) in the RDB file: redshard has no modules", name, id)
 			return nil
@@ -211,6 +228,14 @@ func (srv *Server) loadRDBAtStart() error {
 			srv.save.loadedKeys.Store(res.loaded)
 			srv.save.loadedExpired.Store(res.expired)
 			srv.log.Noticef("Done loading RDB, keys loaded: %d, keys expired: %d.", res.loaded, res.expired)
+			if res.replID != "" && len(res.replID) == 40 && srv.cfg.replHost.Load() != "" {
+				// A replica restarted: it continues the history its RDB
+				// was saved in (Redis's rdbLoad with rsi).
+				srv.repl.resetTo(res.replID, res.replOff)
+				srv.rs.bootDB.Store(res.replDB)
+				srv.rs.bootIDs.Store(true)
+				srv.rs.psyncable.Store(true)
+			}
 			srv.log.Noticef("DB loaded from disk: %.3f seconds", took.Seconds())
 		}
 		srv.log.Noticef("Ready to accept connections tcp")

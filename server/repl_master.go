@@ -989,3 +989,32 @@ func (srv *Server) dropReplicas() {
 		r.drop("")
 	}
 }
+
+// replAux are the replication aux fields of an RDB saved with every loop
+// parked (SAVE, the save at shutdown): the history the data set is at and
+// the stream's database, so that a restarted replica continues with a
+// partial resync (Redis's rdbPopulateSaveInfo). None without a backlog.
+func (srv *Server) replAux() [][2]string {
+	rp := &srv.repl
+	db := 0
+	if rp.isReplica.Load() {
+		if mc := srv.rs.mc; mc != nil {
+			mc.rm.flushApplied() // the stream holds what the shards applied
+			db = mc.db
+		}
+	} else if srv.persist != nil {
+		if err := srv.waitWritten(srv.submitAll(), 10*time.Second); err != nil {
+			return nil
+		}
+	}
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if !rp.active {
+		return nil
+	}
+	if !rp.isReplica.Load() && rp.db >= 0 {
+		db = rp.db
+	}
+	return [][2]string{{"repl-stream-db", strconv.Itoa(db)}, {"repl-id", rp.replid},
+		{"repl-offset", strconv.FormatInt(rp.off, 10)}}
+}

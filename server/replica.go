@@ -88,6 +88,13 @@ const (
 
 // replicaSide is the state of this server as a replica (srv.rs).
 type replicaSide struct {
+	// bootIDs: the RDB loaded at start carried a replication id and
+	// offset (repl-id, repl-offset aux fields) and srv.repl holds them, so
+	// the first PSYNC can continue them; bootDB is the stream's database
+	// then (repl-stream-db), -1 once used.
+	bootIDs atomic.Bool
+	bootDB  atomic.Int64
+
 	mu   sync.Mutex
 	gen  uint64 // bumped by every REPLICAOF: a link of an older gen stops
 	host string
@@ -218,7 +225,7 @@ func (srv *Server) replicaSet(host string, port int, runtime bool) {
 	srv.cfg.replHost.Store(host)
 	srv.cfg.replPort.Store(int64(port))
 	if wasMaster {
-		rs.psyncable.Store(runtime) // Redis's replicationCacheMasterUsingMyself
+		rs.psyncable.Store(runtime || rs.bootIDs.Load()) // Redis's replicationCacheMasterUsingMyself
 		rs.hasOff.Store(false)
 		rs.downSince.Store(0)
 	} else if rs.state.Load() == rlConnected {
@@ -384,6 +391,13 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 	rs := &srv.rs
 	rm := rs.mc.rm
 	timeout := srv.replTimeout()
+	for srv.load.active.Load() { // the data set loaded at start comes first, its ids with it
+		select {
+		case <-quit:
+			return errLinkStale
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	rs.state.Store(rlConnecting)
 	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), timeout)
 	if err != nil {
@@ -926,6 +940,8 @@ func (rm *masterFeed) begin(base int64, full bool) {
 	rm.broken = false
 	if full {
 		rm.cl.db = 0
+	} else if db := rm.srv.rs.bootDB.Swap(-1); db >= 0 {
+		rm.cl.db = int(db) // continuing the history of the RDB loaded at start
 	}
 	rm.srv.rs.procOff.Store(base)
 	rm.srv.rs.readOff.Store(base)

@@ -214,6 +214,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.initTunables()
 	srv.initBlocking(n)
 	srv.repl.init(cfg.ReplBacklogSize())
+	srv.rs.bootDB.Store(-1)
 	for i := 0; i < n; i++ {
 		sh := srv.newShard(i)
 		srv.shards = append(srv.shards, sh)

@@ -171,13 +171,14 @@ func (srv *Server) rdbPath() string {
 	return filepath.Join(srv.cfg.Dir(), srv.cfg.DBFilename())
 }
 
-// openSnapshot starts the file: header and function libraries.
-func (srv *Server) openSnapshot() (*aof.Snapshot, error) {
+// openSnapshot starts the file: header and function libraries; repl, the
+// replication aux fields (parked saves only).
+func (srv *Server) openSnapshot(repl ...[2]string) (*aof.Snapshot, error) {
 	var codes []string
 	for _, lib := range srv.funcs.list() {
 		codes = append(codes, lib.code)
 	}
-	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate()}
+	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate(), Extra: repl}
 	return aof.StartSnapshot(nil, srv.rdbPath(), srv.rdbOptions(), h, codes)
 }
 
@@ -344,7 +345,7 @@ func (srv *Server) saveParked() error {
 		}
 	}
 	start := time.Now()
-	s, err := srv.openSnapshot()
+	s, err := srv.openSnapshot(srv.replAux()...)
 	if err != nil {
 		srv.log.Warningf("%v", err)
 		return err
