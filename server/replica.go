@@ -125,14 +125,18 @@ type masterFeed struct {
 	base    int64 // the stream offset before the first byte fed
 	fed     int64 // bytes given to the client since base
 	applied int64 // bytes of fully applied commands since base
-	flushed int64 // bytes appended to srv.repl since base
-	pending []byte
-	sem     chan struct{} // a token per read handed to the loop and not yet consumed
-	held    int           // reads run by the loop whose tokens are not yet returned
-	stop    atomic.Bool   // drop the input: the link ended
-	broken  bool          // a protocol error closed the link
-	ackNow  chan struct{} // REPLCONF GETACK wants an ACK
-	chunks  [feedChunks]feedChunk
+	// stopSeen: a command found the stream stopped and was dropped with
+	// the rest, from stopAt on.
+	stopSeen bool
+	stopAt   int64
+	flushed  int64 // bytes appended to srv.repl since base
+	pending  []byte
+	sem      chan struct{} // a token per read handed to the loop and not yet consumed
+	held     int           // reads run by the loop whose tokens are not yet returned
+	stop     atomic.Bool   // drop the input: the link ended
+	broken   bool          // a protocol error closed the link
+	ackNow   chan struct{} // REPLCONF GETACK wants an ACK
+	chunks   [feedChunks]feedChunk
 }
 
 type feedChunk struct {
@@ -936,6 +940,7 @@ func (rm *masterFeed) giveBack() {
 func (rm *masterFeed) begin(base int64, full bool) {
 	rm.base = base
 	rm.fed, rm.applied, rm.flushed = 0, 0, 0
+	rm.stopSeen, rm.stopAt = false, 0
 	rm.pending = rm.pending[:0]
 	rm.broken = false
 	if full {
@@ -955,7 +960,13 @@ func (rm *masterFeed) step(rest int) bool {
 	if !rm.cl.multi.active {
 		rm.applied = rm.fed - int64(rest)
 	}
-	return rm.stop.Load()
+	if rm.stop.Load() {
+		if !rm.stopSeen {
+			rm.stopSeen, rm.stopAt = true, rm.fed-int64(rest) // nothing from here on runs
+		}
+		return true
+	}
+	return false
 }
 
 // replconf handles REPLCONF from the master (GETACK; anything else is
@@ -978,9 +989,7 @@ func (rm *masterFeed) settle() {
 	if cl.hopOut {
 		return
 	}
-	if !cl.multi.active && !rm.stop.Load() {
-		rm.applied = rm.fed - int64(len(cl.qbuf))
-	}
+	rm.countApplied()
 	rm.flushApplied()
 	rm.giveBack()
 	if cl.closing && !rm.broken {
@@ -993,6 +1002,23 @@ func (rm *masterFeed) settle() {
 			_ = rs.conn.Close()
 		}
 		rs.mu.Unlock()
+	}
+}
+
+// countApplied brings applied to the end of what the master client ran,
+// with no hop out: everything consumed, up to where a stop dropped the
+// rest. An EXEC that ended the input counts even if the link went down
+// before this (else the partial resync would run its block again); an open
+// MULTI does not.
+func (rm *masterFeed) countApplied() {
+	cl := rm.cl
+	if cl.multi.active {
+		return
+	}
+	if rm.stopSeen {
+		rm.applied = min(rm.stopAt, rm.fed-int64(len(cl.qbuf)))
+	} else {
+		rm.applied = rm.fed - int64(len(cl.qbuf))
 	}
 }
 
@@ -1018,6 +1044,7 @@ func (rm *masterFeed) reset() bool {
 	if cl.hopOut {
 		return false
 	}
+	rm.countApplied()
 	rm.flushApplied()
 	cl.qbuf = nil
 	cl.parser.Reset()
