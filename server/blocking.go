@@ -854,6 +854,13 @@ func cmdClientUnblock(x *Exec, argv [][]byte) {
 		x.srv.releaseLines(w) // its retry will not run
 	}
 	w.unblockErr = unblockErr
+	cl.endWaitAtHome(w)
+	x.Int(1)
+}
+
+// endWaitAtHome ends a cancelled wait on the client's home loop, from any
+// goroutine (CLIENT UNBLOCK, a master turned replica).
+func (cl *Client) endWaitAtHome(w *waiter) {
 	w.deadline = 0
 	_ = cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
 		if cl.blocked != w || w.delivered {
@@ -863,5 +870,4 @@ func cmdClientUnblock(x *Exec, argv [][]byte) {
 		cl.finishWait(w)
 		return nil
 	}))
-	x.Int(1)
 }

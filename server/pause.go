@@ -75,13 +75,8 @@ func cmdClientPause(x *Exec, argv [][]byte) {
 		x.Err("ERR wrong number of arguments for 'client|pause' command")
 		return
 	}
-	ms, ok := shard.ParseInt(argv[2])
+	ms, ok := timeoutMs(x, argv[2])
 	if !ok {
-		x.Err("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		x.Err("ERR timeout is negative")
 		return
 	}
 	x.srv.pauseClients(pauseByClient, time.Now().UnixMilli()+ms, typ)
@@ -291,4 +286,19 @@ func (srv *Server) keepExpired() bool {
 		return true // a replica waits for its master's DELs (Redis's expireIfNeeded)
 	}
 	return srv.pause.typ.Load() != pauseOff && time.Now().UnixMilli() <= srv.pause.end.Load()
+}
+
+// timeoutMs parses a command's timeout in milliseconds as Redis's
+// getTimeoutFromObjectOrReply does, answering its errors.
+func timeoutMs(x *Exec, arg []byte) (int64, bool) {
+	ms, ok := shard.ParseInt(arg)
+	if !ok {
+		x.Err("ERR timeout is not an integer or out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		x.Err("ERR timeout is negative")
+		return 0, false
+	}
+	return ms, true
 }

@@ -107,13 +107,8 @@ func cmdWait(x *Exec, argv [][]byte) {
 		x.Err(shard.ErrNotInt)
 		return
 	}
-	ms, ok := shard.ParseInt(argv[2])
+	ms, ok := timeoutMs(x, argv[2])
 	if !ok {
-		x.Err("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		x.Err("ERR timeout is negative")
 		return
 	}
 	cl := x.cl

@@ -262,15 +262,7 @@ func (srv *Server) disconnectBlocked() {
 			continue
 		}
 		w.unblockMsg = msg
-		w.deadline = 0
-		_ = cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-			if cl.blocked != w || w.delivered {
-				return nil
-			}
-			defer cl.loop.endEvent()
-			cl.finishWait(w)
-			return nil
-		}))
+		cl.endWaitAtHome(w)
 	}
 }
 
