@@ -111,8 +111,8 @@ type replica struct {
 	dropped  atomic.Bool
 }
 
-// syncRDB is how a replica gets its RDB: the disk-less image streamed to
-// it (w receives the bytes from the image's writer goroutine), or a file.
+// syncRDB tells a replica's sender that its RDB is ready: the disk-less
+// image has been written to its socket (file ""), or the file to send.
 type syncRDB struct {
 	file string // send this file as $<len> (disk mode)
 	err  error
