@@ -96,8 +96,11 @@ func (cl *Client) resizeQueryBuffer(now time.Time) {
 		cl.qpeak = 0
 		return
 	}
-	if cl.hopOut || cl.blocked != nil || cl.held || cl.closing {
-		return // commands in flight may point into the buffer
+	if cl.hopOut || cl.held || cl.closing || cl.blocked != nil && len(cl.qbuf) > 0 {
+		// Commands in flight may point into the buffer. A blocked
+		// command's waiter holds its own copy of its arguments, so a
+		// blocked client with nothing queued is trimmed like any other.
+		return
 	}
 	used := 0
 	if len(cl.qbuf) > 0 {
