@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/redshard/redshard/resp"
@@ -82,6 +83,13 @@ func parseShebang(body string) (flags uint64, shebangLen int, err string) {
 // ScriptFlags returns the flags of an EVAL body's shebang (FlagEvalCompatMode
 // without one); ok is false when the shebang is invalid.
 func ScriptFlags(body []byte) (flags uint64, ok bool) {
-	f, _, err := parseShebang(string(body[:min(len(body), 4096)]))
+	if len(body) < 2 || body[0] != '#' || body[1] != '!' {
+		return FlagEvalCompatMode, true // no shebang: nothing to convert
+	}
+	line := body
+	if i := bytes.IndexByte(body, '\n'); i >= 0 {
+		line = body[:i+1] // the shebang line is all parseShebang reads
+	}
+	f, _, err := parseShebang(string(line))
 	return f, err == ""
 }

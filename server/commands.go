@@ -311,8 +311,10 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	}
 	replica := cl.srv.repl.isReplica.Load()
 	wflags := cmd.flags
-	if cmd.script != 0 {
-		wflags = cl.effectiveFlags(cmd, argv) // a script's shebang flags (pause.go)
+	if cmd.script != 0 && (cl.srv.repl.m.tooFewGood.Load() || replica && cl.srv.rs.readOnly.Load()) {
+		// Only then can a script's declared flags change the answer
+		// (pause.go): the lookup is not paid per EVAL otherwise.
+		wflags = cl.effectiveFlags(cmd, argv)
 	}
 	if (wflags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping") && cl.rm == nil {
 		// The master's writes are applied whatever (replica.go); RDB

@@ -208,16 +208,12 @@ func (cl *Client) effectiveFlags(cmd *Cmd, argv [][]byte) cmdFlags {
 		}
 		sf = e.flags
 	case "fcall":
-		r := &cl.srv.funcs
-		r.mu.Lock()
-		m := r.funcs[string(argv[1])]
-		if m != nil {
-			sf = m.flags
-		}
-		r.mu.Unlock()
-		if m == nil {
+		cl.loop.functions() // the loop's view of the libraries, no lock
+		lf := cl.loop.loopFunc(argv[1])
+		if lf == nil {
 			return f
 		}
+		sf = lf.meta.flags
 	default:
 		return f
 	}

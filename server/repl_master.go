@@ -395,15 +395,6 @@ func appendSelectCmd(b []byte, db int) []byte {
 func (r *replica) send() {
 	srv := r.srv
 	defer r.drop("")
-	timeout := func() time.Duration { return time.Duration(srv.cfg.intOr("repl-timeout", 60)) * time.Second }
-	write := func(b []byte) error {
-		r.wmu.Lock()
-		defer r.wmu.Unlock()
-		_ = r.conn.SetWriteDeadline(time.Now().Add(timeout()))
-		_, err := r.conn.Write(b)
-		srv.stats.netReplOutput.Add(int64(len(b)))
-		return err
-	}
 	if r.state.Load() == repWaitBgsave {
 		var res syncRDB
 		select {
@@ -416,7 +407,7 @@ func (r *replica) send() {
 			return
 		}
 		if res.file != "" {
-			if err := r.sendFile(res.file, write); err != nil {
+			if err := r.sendFile(res.file); err != nil {
 				r.drop(err.Error())
 				return
 			}
@@ -438,7 +429,7 @@ func (r *replica) send() {
 			return
 		}
 		r.state.Store(repOnline)
-	} else if err := write([]byte(r.greeting)); err != nil {
+	} else if err := r.writeNow([]byte(r.greeting)); err != nil {
 		return
 	}
 	rp := &srv.repl
@@ -473,7 +464,7 @@ func (r *replica) send() {
 		for _, p := range bufs {
 			total += int64(len(p))
 		}
-		_ = r.conn.SetWriteDeadline(time.Now().Add(timeout()))
+		_ = r.conn.SetWriteDeadline(time.Now().Add(r.timeout()))
 		w := bufs
 		if _, err := w.WriteTo(r.conn); err != nil {
 			return
@@ -485,7 +476,7 @@ func (r *replica) send() {
 }
 
 // sendFile sends an RDB file as a bulk ($<len>\r\n then the bytes).
-func (r *replica) sendFile(path string, write func([]byte) error) error {
+func (r *replica) sendFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -495,14 +486,14 @@ func (r *replica) sendFile(path string, write func([]byte) error) error {
 	if err != nil {
 		return err
 	}
-	if err := write([]byte(r.greeting + "$" + strconv.FormatInt(st.Size(), 10) + "\r\n")); err != nil {
+	if err := r.writeNow([]byte(r.greeting + "$" + strconv.FormatInt(st.Size(), 10) + "\r\n")); err != nil {
 		return err
 	}
 	buf := make([]byte, 256<<10)
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
-			if werr := write(buf[:n]); werr != nil {
+			if werr := r.writeNow(buf[:n]); werr != nil {
 				return werr
 			}
 		}
@@ -827,7 +818,7 @@ type replFan struct {
 }
 
 func (f *replFan) pre(r *replica, s string) {
-	if err := r.writeNow(s); err != nil {
+	if err := r.writeNow([]byte(s)); err != nil {
 		r.drop("write error: " + err.Error())
 	}
 }
@@ -838,12 +829,10 @@ func (f *replFan) Write(b []byte) (int, error) {
 		if r.dropped.Load() {
 			continue
 		}
-		_ = r.conn.SetWriteDeadline(time.Now().Add(time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second))
-		if _, err := r.conn.Write(b); err != nil {
+		if err := r.writeNow(b); err != nil {
 			r.drop("write error during the full sync: " + err.Error())
 			continue
 		}
-		r.srv.stats.netReplOutput.Add(int64(len(b)))
 		live++
 	}
 	if live == 0 {
@@ -873,7 +862,7 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 			// The trailer: the mark again.
 			for _, r := range rs {
 				if !r.dropped.Load() {
-					if werr := r.writeNow(string(rp.m.eofMark)); werr != nil {
+					if werr := r.writeNow(rp.m.eofMark); werr != nil {
 						r.drop("write error: " + werr.Error())
 					}
 				}
@@ -934,12 +923,19 @@ func (srv *Server) replDiskSaved(err error) {
 	rp.m.syncing.Store(false)
 }
 
-func (r *replica) writeNow(s string) error {
+// writeNow writes b to the replica under repl-timeout, ordered with the
+// other writers of the sync (wmu), and counts it.
+func (r *replica) writeNow(b []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	_ = r.conn.SetWriteDeadline(time.Now().Add(time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second))
-	_, err := r.conn.Write([]byte(s))
+	_ = r.conn.SetWriteDeadline(time.Now().Add(r.timeout()))
+	_, err := r.conn.Write(b)
+	r.srv.stats.netReplOutput.Add(int64(len(b)))
 	return err
+}
+
+func (r *replica) timeout() time.Duration {
+	return time.Duration(r.srv.cfg.intOr("repl-timeout", 60)) * time.Second
 }
 
 // replicaClosed is the client's close: its replica goes too.
