@@ -13,7 +13,7 @@ import (
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
 var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, snapshotCommands, memoryServerCommands, pubsubCommands,
-	multiCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, scriptCommands, functionCommands)
+	multiCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, failoverCommands, scriptCommands, functionCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd

@@ -486,7 +486,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 			w.str("role", "master")
 		}
 		srv.infoReplicas(w)
-		w.str("master_failover_state", "no-failover")
+		w.str("master_failover_state", srv.failoverStateName())
 		id, id2, off, second := srv.repl.ids()
 		w.str("master_replid", id)
 		w.str("master_replid2", id2)

@@ -236,6 +236,9 @@ func cmdPsync(x *Exec, argv [][]byte) {
 		x.Err("ERR value is not an integer or out of range")
 		return
 	}
+	if len(argv) > 3 && shard.EqualFold(argv[3], "failover") && x.cl.rep == nil && !x.srv.psyncFailover(x, argv[1]) { // failover.go
+		return
+	}
 	x.srv.replSync(x, argv[1], off, true)
 }
 
@@ -247,6 +250,10 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 	}
 	if x.InMulti {
 		x.Err("ERR Command not allowed inside a transaction")
+		return
+	}
+	if srv.fo.state.Load() != foNone {
+		x.Err("NOMASTERLINK Can't SYNC while failing over")
 		return
 	}
 	if srv.repl.isReplica.Load() && !srv.replicaLinkUp() {
@@ -649,7 +656,7 @@ func (srv *Server) replCron() {
 		r.drop("Disconnecting timedout replica (streaming sync)")
 	}
 	period := time.Duration(srv.cfg.intOr("repl-ping-replica-period", 10)) * time.Second
-	if nrep > 0 && now.Sub(rp.lastPing) >= period && !rp.isReplica.Load() { // a replica's stream is its master's, PINGs included
+	if nrep > 0 && now.Sub(rp.lastPing) >= period && !rp.isReplica.Load() && srv.fo.state.Load() == foNone { // a replica's stream is its master's, PINGs included
 		rp.lastPing = now
 		rp.appendRaw([]byte("*1\r\n$4\r\nPING\r\n"))
 	}

@@ -454,7 +454,19 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 		srv.log.Noticef("Partial resynchronization not possible (no cached master)")
 	}
 	w := &deadlineWriter{c: conn, timeout: timeout}
+	h.failover = srv.fo.state.Load() == foInProgress
 	res, err := replHandshake(br, w, h, srv.log)
+	if h.failover && rs.current(gen) {
+		var refused errPsyncRefused
+		switch {
+		case err == nil:
+			srv.failoverPsync(true, "")
+		case errors.As(err, &refused):
+			srv.failoverPsync(false, "Failover target rejected psync request")
+		case strings.HasPrefix(err.Error(), "Error writing to MASTER"):
+			srv.failoverPsync(false, "Write error to failover target")
+		}
+	}
 	if err != nil {
 		if isTimeout(err) {
 			return errors.New("Timeout connecting to the MASTER...") // Redis's words
@@ -522,7 +534,13 @@ type replHello struct {
 	port       int
 	replid     string // "?" for none
 	off        int64  // the PSYNC offset argument
+	failover   bool   // PSYNC ... FAILOVER: the target takes over (failover.go)
 }
+
+// errPsyncRefused: the master answered PSYNC with an error.
+type errPsyncRefused struct{ msg string }
+
+func (e errPsyncRefused) Error() string { return e.msg }
 
 // psyncReply is the master's answer to PSYNC.
 type psyncReply struct {
@@ -618,7 +636,11 @@ func replHandshake(br *bufio.Reader, w io.Writer, h replHello, log *Logger) (psy
 	if h.replid != "?" {
 		log.Noticef("Trying a partial resynchronization (request %s:%d).", h.replid, h.off)
 	}
-	if line, err = send("PSYNC", h.replid, strconv.FormatInt(h.off, 10)); err != nil {
+	psync := []string{"PSYNC", h.replid, strconv.FormatInt(h.off, 10)}
+	if h.failover {
+		psync = append(psync, "FAILOVER")
+	}
+	if line, err = send(psync...); err != nil {
 		return res, err
 	}
 	return parsePsyncReply(line)
@@ -646,11 +668,9 @@ func parsePsyncReply(line string) (psyncReply, error) {
 		}
 		return res, nil
 	case strings.HasPrefix(line, "-NOMASTERLINK"), strings.HasPrefix(line, "-LOADING"):
-		return res, fmt.Errorf("Master is currently unable to PSYNC but should be in the future: %s", line)
-	case line[0] == '-':
-		return res, fmt.Errorf("Unexpected reply to PSYNC from master: %s", line)
+		return res, errPsyncRefused{"Master is currently unable to PSYNC but should be in the future: " + line}
 	}
-	return res, fmt.Errorf("Unexpected reply to PSYNC from master: %s", line)
+	return res, errPsyncRefused{"Unexpected reply to PSYNC from master: " + line}
 }
 
 // readPayload copies a full sync's RDB payload to w: "$<len>\r\n" and len
@@ -1068,6 +1088,10 @@ func cmdReplicaof(x *Exec, argv [][]byte) {
 	who := ""
 	if x.cl != nil {
 		who = x.cl.infoLine()
+	}
+	if srv.fo.state.Load() != foNone {
+		x.Err("ERR REPLICAOF not allowed while failing over.")
+		return
 	}
 	if shard.EqualFold(argv[1], "no") && shard.EqualFold(argv[2], "one") {
 		if srv.repl.isReplica.Load() {

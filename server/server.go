@@ -72,9 +72,10 @@ type Server struct {
 	logFailing    atomic.Bool // the AOF's last write or fsync failed
 	load          loadState   // loading the AOF at start (persist.go)
 	blk           serverBlocking
-	repl          replState   // replication ids, offset and stream (repl.go)
-	rs            replicaSide // this server as a replica (replica.go)
-	pause         pauseState  // CLIENT PAUSE (pause.go)
+	repl          replState     // replication ids, offset and stream (repl.go)
+	rs            replicaSide   // this server as a replica (replica.go)
+	pause         pauseState    // CLIENT PAUSE (pause.go)
+	fo            failoverState // FAILOVER (failover.go)
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way
