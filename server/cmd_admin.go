@@ -62,7 +62,7 @@ var adminCommands = []serverCmd{
 
 	{name: "time", exec: cmdTime, home: true},
 	{name: "lastsave", exec: cmdLastsave, home: true},
-	{name: "shutdown", exec: cmdShutdown, home: true, allShardsIf: shutdownParks},
+	{name: "shutdown", exec: cmdShutdown, home: true},
 	{name: "debug", exec: cmdDebug, keys: debugKeys, allShardsIf: debugAllShards},
 }
 
@@ -1206,7 +1206,7 @@ func cmdConfigSet(x *Exec, argv [][]byte) {
 		pairs = append(pairs, [2]string{string(argv[i]), string(argv[i+1])})
 		// Redis's DENY_LOADING_CONFIG options answer -LOADING while the
 		// data set loads.
-		if x.srv.load.active.Load() && (shard.EqualFold(argv[i], "appendonly") || shard.EqualFold(argv[i], "dir")) {
+		if (x.srv.load.active.Load() || x.srv.rs.asyncLoading.Load()) && (shard.EqualFold(argv[i], "appendonly") || shard.EqualFold(argv[i], "dir")) {
 			x.Err(loadingError)
 			return
 		}
@@ -1297,11 +1297,17 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 		}
 		return
 	}
-	if !x.srv.prepareForShutdown(flags, true) {
-		x.Err("ERR Errors trying to SHUTDOWN. Check logs.")
-		return
+	// It runs on its home loop, which holds every shard only when there
+	// is one; a save with more goes through the watcher (shutdown.go).
+	switch x.srv.prepareForShutdown(flags, len(x.srv.loops) == 1, true) {
+	case shutFailed:
+		x.Err(errShutdownFailed)
+	case shutExit:
+		x.cl.closing = true
+	case shutWaiting:
+		x.Block(0, [][]byte{})
+		x.shutWait = true
 	}
-	x.cl.closing = true
 }
 
 // ---------------------------------------------------------------------------
@@ -1309,17 +1315,6 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 // ---------------------------------------------------------------------------
 
 // debugAllShards routes DEBUG LOADAOF to every shard.
-// shutdownParks: a SHUTDOWN that may save runs with every shard, which the
-// final save serializes (snapshot.go).
-func shutdownParks(argv [][]byte) bool {
-	for _, a := range argv[1:] {
-		if shard.EqualFold(a, "nosave") || shard.EqualFold(a, "abort") {
-			return false
-		}
-	}
-	return true
-}
-
 func debugAllShards(argv [][]byte) bool {
 	if len(argv) < 2 {
 		return false

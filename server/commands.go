@@ -58,6 +58,7 @@ const (
 	flagNoMulti
 	flagAllowBusy
 	flagMayReplicate
+	flagNoAsyncLoading
 )
 
 // flagByName maps the metadata's flag names to the flags dispatch uses.
@@ -66,7 +67,7 @@ var flagByName = map[string]cmdFlags{
 	"admin": flagAdmin, "no_auth": flagNoAuth, "loading": flagLoading,
 	"stale": flagStale, "fast": flagFast, "noscript": flagNoScript,
 	"pubsub": flagPubSub, "blocking": flagBlocking, "no_multi": flagNoMulti, "allow_busy": flagAllowBusy,
-	"may_replicate": flagMayReplicate,
+	"may_replicate": flagMayReplicate, "no_async_loading": flagNoAsyncLoading,
 }
 
 // serverCmd is a row of the server command table.
@@ -341,7 +342,8 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	if replica && cmd.flags&flagStale == 0 && cl.rm == nil && cl.srv.rs.state.Load() != rlConnected && !cl.srv.rs.serveStale.Load() {
 		return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	}
-	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() {
+	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() ||
+		cmd.flags&flagNoAsyncLoading != 0 && cl.srv.rs.asyncLoading.Load() { // replica_load.go
 		return loadingError
 	}
 	if cl.obs.monitor {

@@ -620,6 +620,10 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 			l.srv.replWaitBlocked(w, x.waitFor)
 			x.waitFor = nil
 		}
+		if x.shutWait {
+			l.srv.shutdownBlocked(w)
+			x.shutWait = false
+		}
 		cl.startWait(w)
 	}
 	l.serveReady(1 << uint(l.id)) // blocked clients first (blocking.go)

@@ -330,13 +330,16 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.str("executable", executablePath())
 		w.str("config_file", cfg.ConfigFile())
 		w.int("io_threads_active", 0)
+		if until := srv.shut.waitUntil.Load(); until != 0 {
+			w.int("shutdown_in_milliseconds", max(until-now.UnixMilli(), 0)) // shutdown.go
+		}
 		w.str("redshard_version", Version)
 		w.int("shards", int64(len(srv.shards)))
 	}
 
 	if sel.want("clients") {
 		w.section("Clients")
-		w.int("connected_clients", srv.nclients.Load())
+		w.int("connected_clients", srv.nclients.Load()-srv.repl.attached()) // replicas not counted, as Redis
 		w.int("cluster_connections", 0)
 		w.int("maxclients", cfg.MaxClients())
 		w.int("client_recent_max_input_buffer", t.maxQbuf)
@@ -399,9 +402,10 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.float("mem_fragmentation_ratio", ratio(m.rss, m.used))
 		w.int("mem_fragmentation_bytes", m.rss-m.used)
 		w.int("mem_not_counted_for_evict", 0)
-		w.int("mem_replication_backlog", 0)
-		w.int("mem_total_replication_buffers", 0)
-		w.int("mem_clients_slaves", 0)
+		backlog, total := srv.repl.bufferMem() // repl.go
+		w.int("mem_replication_backlog", backlog)
+		w.int("mem_total_replication_buffers", total)
+		w.int("mem_clients_slaves", total-backlog)
 		w.int("mem_clients_normal", t.clientMem)
 		w.int("mem_cluster_links", 0)
 		var aofBuf int64
@@ -572,7 +576,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) {
 	loading := srv.load.active.Load()
 	w.bool("loading", loading)
-	w.int("async_loading", 0)
+	w.bool("async_loading", srv.rs.asyncLoading.Load())
 	w.int("current_cow_peak", 0)
 	w.int("current_cow_size", 0)
 	w.int("current_cow_size_age", 0)

@@ -39,6 +39,7 @@ const (
 const (
 	pauseByClient = iota
 	pauseByFailover
+	pauseByShutdown
 	pausePurposes
 )
 

@@ -849,6 +849,7 @@ func (srv *Server) startAppendOnly() error {
 		srv.submitAll()
 		_ = ps.log.Close()
 		srv.persist = nil
+		srv.forgetNeeds()
 	}
 	if err := srv.attachLog(true); err != nil {
 		srv.log.Warningf("Redis needs to enable the AOF but can't open the append only file: %v", err)
@@ -858,9 +859,11 @@ func (srv *Server) startAppendOnly() error {
 		l.sh.OnExpired = nil // set per command by the loops from now on
 	}
 	srv.fitProcs()
+	srv.wakeHeld() // replies held for the closed log's records (forgetNeeds)
 	if err := srv.startRewrite(); err != nil {
 		srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
 	}
+	srv.rw.initial.Store(srv.rw.cur.Load())
 	srv.log.Noticef("AOF turned on by CONFIG SET appendonly yes")
 	return nil
 }
@@ -881,6 +884,7 @@ func (srv *Server) stopAppendOnly() {
 		srv.log.Warningf("Fail to fsync the AOF file: %v", err)
 	}
 	srv.persist = nil
+	srv.forgetNeeds()
 	srv.logFailing.Store(false)
 	for _, sh := range srv.shards {
 		sh.OnExpired = nil
@@ -893,6 +897,17 @@ func (srv *Server) stopAppendOnly() {
 	// the file (or, if the disk failed, the AOF is off anyway).
 	srv.wakeHeld()
 	srv.log.Noticef("AOF turned off by CONFIG SET appendonly no")
+}
+
+// forgetNeeds is the end of a log that another replaces (CONFIG SET
+// appendonly, with the log without files of the replication stream before
+// or after): everything the closed log was given is written, and the
+// sequences the clients wait for were its own, which the new log numbers
+// anew from 1. Every loop is parked.
+func (srv *Server) forgetNeeds() {
+	for _, cl := range srv.allClients() {
+		cl.need = 0
+	}
 }
 
 // aofLog is the AOF's side of the log, nil when appendonly is no (the log

@@ -208,6 +208,33 @@ func (r *replState) infoBacklog(w *infoWriter) {
 	w.int("repl_backlog_histlen", hist)
 }
 
+// bufferMem is INFO memory's mem_replication_backlog and
+// mem_total_replication_buffers: the bytes of the stream the backlog
+// holds, and those held by the backlog or by a replica that has not
+// written them to its socket yet (the blocks from the oldest of the two
+// on; Redis 7's shared replication buffer).
+func (r *replState) bufferMem() (backlog, total int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.active {
+		return 0, 0
+	}
+	oldest := r.off - r.histlen // the byte before the backlog's first
+	for _, rp := range r.m.replicas {
+		if rp.state.Load() == repOnline {
+			oldest = min(oldest, rp.sent.Load())
+		}
+	}
+	return r.histlen, r.off - oldest
+}
+
+// attached is the number of replica connections.
+func (r *replState) attached() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return int64(len(r.m.replicas))
+}
+
 // replicaInfo is one attached replica, as ROLE and INFO show it.
 type replicaInfo struct {
 	ip     string

@@ -111,9 +111,11 @@ type replicaSide struct {
 	procOff   atomic.Int64 // slave_repl_offset (the master client's reploff)
 	hasOff    atomic.Bool  // the offsets above are known
 	psyncable atomic.Bool  // the data set goes with srv.repl's ids: PSYNC can continue
-	xferSize  atomic.Int64 // a full sync's payload: -1 while unknown (EOF form)
-	xferRead  atomic.Int64
-	xferIO    atomic.Int64
+	// asyncLoading: a full sync loads beside the data served (replica_load.go).
+	asyncLoading atomic.Bool
+	xferSize     atomic.Int64 // a full sync's payload: -1 while unknown (EOF form)
+	xferRead     atomic.Int64
+	xferIO       atomic.Int64
 
 	readOnly, serveStale, ignoreMaxmem *atomic.Bool
 }
@@ -752,6 +754,9 @@ func (srv *Server) replFullSync(gen uint64, br *bufio.Reader, lr *linkReader, re
 	rs.xferIO.Store(time.Now().Unix())
 	lr.xfer = true
 	defer func() { lr.xfer = false }()
+	if srv.disklessLoad() {
+		return srv.replSocketLoad(gen, br, res) // replica_load.go
+	}
 	dir := srv.cfg.Dir()
 	tmp := filepath.Join(dir, fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)

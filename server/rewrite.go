@@ -56,6 +56,9 @@ const (
 )
 
 type rewriteStatus struct {
+	// initial is the rewrite CONFIG SET appendonly yes started: until it
+	// ends the folder has no base, and a shutdown must not kill it.
+	initial   atomic.Pointer[aof.Rewrite]
 	active    atomic.Bool
 	started   atomic.Int64 // unix ms of the current rewrite's start
 	lastSecs  atomic.Int64 // duration of the last rewrite, -1 before any

@@ -181,6 +181,7 @@ type Exec struct {
 	// script passing on the error of a command it called).
 	errCounted bool
 	waitFor    *replWait // a WAIT that blocks (repl_wait.go)
+	shutWait   bool      // a SHUTDOWN that waits (shutdown.go)
 }
 
 func (x *Exec) reset(cl *Client, db, proto int, ms int64) {

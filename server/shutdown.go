@@ -23,9 +23,24 @@ package server
 // used to stop gnet's engine first, whose Stop polls for the end every
 // 500 ms: half a second of every shutdown was spent waiting for that tick.)
 //
-// Replicas: redshard has none, so there is never anyone to wait for and
-// NOW and shutdown-timeout change nothing (Redis without replicas behaves
-// the same way).
+// Replicas (Redis 7.0's shutdown-timeout): unless NOW is given or
+// shutdown-timeout is 0, a shutdown with a replica whose ACK is behind
+// master_repl_offset does not exit at once. It pauses writes (purpose
+// shutdown, pause.go), sends REPLCONF GETACK *, logs "Waiting for replicas
+// before shutting down." and shows shutdown_in_milliseconds in INFO; the
+// SHUTDOWN clients block (keyless waiters of blocking.go). A watcher
+// goroutine finishes the shutdown, with every loop parked, as soon as every
+// replica has acknowledged the offset or the timeout is over, logging the
+// lagging ones ("Lagging replica ...", "N of M replicas are in sync when
+// shutting down."). If the finish fails (the save), or SHUTDOWN ABORT comes
+// first, the blocked clients get "-ERR Errors trying to SHUTDOWN. Check
+// logs." and the pause is lifted. A SHUTDOWN that runs on its home loop
+// (NOSAVE, or one whose routing expected a wait) and must save after all
+// goes through the watcher too: a loop cannot park the others.
+//
+// An initial AOF (CONFIG SET appendonly yes: a rewrite makes the folder's
+// first base) is not killed by a shutdown: "Writing initial AOF, can't
+// exit." unless FORCE.
 //
 // RDB: a shutdown saves the data set (snapshot.go's saveParked, every loop
 // parked: SHUTDOWN then runs over every shard, a signal's shutdown parks
@@ -36,14 +51,18 @@ package server
 // FORCE is given ("Error trying to save the DB. Exit anyway.").
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/resp"
 )
 
 // SHUTDOWN flags (server.h).
@@ -73,7 +92,23 @@ type shutdownState struct {
 	paused  atomic.Bool    // DEBUG PAUSE-CRON 1
 	exitReq chan struct{}  // Run carries out the exit (capacity 1)
 	signals chan os.Signal // SIGTERM and SIGINT
+
+	// A shutdown waiting for replicas (or for the watcher to finish it):
+	// waitUntil is its deadline (unix ms; 0: none waits), flags its flags,
+	// blocked the SHUTDOWN clients waiting for its end (under mu).
+	waitUntil atomic.Int64
+	flags     int64
+	blocked   []*waiter
+	gen       uint64
+	waiting   bool // writes are paused for lagging replicas
 }
+
+// Results of prepareForShutdown.
+const (
+	shutFailed = iota // errors: the server goes on
+	shutExit          // the process exits (Run's finishExit)
+	shutWaiting       // a watcher finishes it (replicas, or a save a loop cannot make)
+)
 
 // initShutdown starts catching SIGTERM and SIGINT (a SIGTERM while the AOF
 // opens or loads is a shutdown like any other).
@@ -146,7 +181,7 @@ func (srv *Server) serveShutdownAsap() {
 	case syscall.SIGTERM:
 		flags = srv.cfg.ShutdownOnSigterm()
 	}
-	if !srv.prepareForShutdownLocked(flags, false) {
+	if srv.prepareForShutdownLocked(flags, false, false) == shutFailed {
 		if srv.loading() {
 			srv.log.Warningf("SIGTERM received but errors trying to shut down the server, check the logs for more information")
 		}
@@ -156,27 +191,108 @@ func (srv *Server) serveShutdownAsap() {
 }
 
 // prepareForShutdown is Redis's prepareForShutdown and finishShutdown up to
-// the exit: it logs, decides, and returns whether the server exits. On true
-// Run carries out the exit (finishExit); on false the errors are logged and
-// the server goes on.
-func (srv *Server) prepareForShutdown(flags int64, parked bool) bool {
+// the exit: it logs, decides, and says whether the server exits, waits for
+// its replicas or goes on. On shutExit Run carries out the exit
+// (finishExit); on shutFailed the errors are logged and the server goes
+// on. parked: the caller holds every loop; onLoop: the caller is a loop
+// (that does not hold the others), which cannot save.
+func (srv *Server) prepareForShutdown(flags int64, parked, onLoop bool) int {
 	srv.shut.mu.Lock()
 	defer srv.shut.mu.Unlock()
-	return srv.prepareForShutdownLocked(flags, parked)
+	return srv.prepareForShutdownLocked(flags, parked, onLoop)
 }
 
-func (srv *Server) prepareForShutdownLocked(flags int64, parked bool) bool {
+func (srv *Server) prepareForShutdownLocked(flags int64, parked, onLoop bool) int {
 	st := &srv.shut
 	if st.exiting {
-		return true
+		return shutExit
+	}
+	if st.waitUntil.Load() != 0 {
+		return shutWaiting // initiated already: its watcher ends it (Redis's C_ERR)
 	}
 	if srv.loading() {
 		// Never save half a data set.
 		flags = flags&^shutdownSave | shutdownNosave
 	}
 	srv.log.Warningf("User requested shutdown...")
+	timeout := srv.cfg.intOr("shutdown-timeout", 10)
+	// With replicas, the watcher decides: whether they are in sync is
+	// known only once the log has streamed every write submitted.
+	wait := flags&shutdownNow == 0 && timeout != 0 && srv.repl.attached() > 0
+	if wait || onLoop && !parked && srv.shutdownSaves(flags) {
+		now := time.Now().UnixMilli()
+		until := now + 1
+		st.waiting = false
+		if wait {
+			until = now + timeout*1000
+			if !srv.replicasInSync() {
+				srv.waitForReplicasLocked()
+			}
+		}
+		st.flags = flags
+		st.gen++
+		st.waitUntil.Store(until)
+		go srv.watchShutdown(st.gen, wait)
+		return shutWaiting
+	}
+	if srv.finishShutdownLocked(flags, parked) {
+		return shutExit
+	}
+	return shutFailed
+}
+
+// waitForReplicasLocked starts the wait for lagging replicas: writes
+// paused, REPLCONF GETACK * sent (Redis's prepareForShutdown); st.mu is
+// held.
+func (srv *Server) waitForReplicasLocked() {
+	st := &srv.shut
+	if st.waiting {
+		return
+	}
+	st.waiting = true
+	if srv.pause.typ.Load() == pauseOff {
+		srv.repl.appendRaw(getackCmd)
+	}
+	srv.pauseClients(pauseByShutdown, time.Now().UnixMilli()+10*365*24*3600*1000, pauseWrite)
+	srv.log.Noticef("Waiting for replicas before shutting down.")
+}
+
+// shutdownSaves tells whether a shutdown with flags makes the final save.
+func (srv *Server) shutdownSaves(flags int64) bool {
+	return flags&shutdownSave != 0 || flags&shutdownNosave == 0 && len(srv.cfg.SaveParams()) > 0
+}
+
+// replicasInSync is Redis's isReadyToShutdown: every replica acknowledged
+// master_repl_offset.
+func (srv *Server) replicasInSync() bool {
+	rp := &srv.repl
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	for _, r := range rp.m.replicas {
+		if !r.rdbOnly && r.ack.Load() != rp.off {
+			return false
+		}
+	}
+	return true
+}
+
+// finishShutdownLocked is Redis's finishShutdown: the lagging replicas
+// logged, the final save, then the exit is requested; false if it fails.
+func (srv *Server) finishShutdownLocked(flags int64, parked bool) bool {
+	st := &srv.shut
 	force := flags&shutdownForce != 0
-	if flags&shutdownSave != 0 || flags&shutdownNosave == 0 && len(srv.cfg.SaveParams()) > 0 {
+	srv.logLaggingReplicas()
+	if r := srv.rw.cur.Load(); r != nil && r == srv.rw.initial.Load() {
+		if !force {
+			srv.log.Warningf("Writing initial AOF, can't exit.")
+			srv.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
+			st.asap = false
+			st.lastSig = nil
+			return false
+		}
+		srv.log.Warningf("Writing initial AOF. Exit anyway.")
+	}
+	if srv.shutdownSaves(flags) {
 		srv.log.Noticef("Saving the final RDB snapshot before exiting.")
 		st.saving.Store(true)
 		err := srv.saveForShutdown(parked)
@@ -202,6 +318,141 @@ func (srv *Server) prepareForShutdownLocked(flags int64, parked bool) bool {
 	return true
 }
 
+// logLaggingReplicas is finishShutdown's account of the replicas.
+func (srv *Server) logLaggingReplicas() {
+	rp := &srv.repl
+	rp.mu.Lock()
+	now := time.Now().UnixMilli()
+	var lines []string
+	n, lagging := 0, 0
+	for _, r := range rp.m.replicas {
+		if r.rdbOnly {
+			continue
+		}
+		n++
+		if ack := r.ack.Load(); ack != rp.off {
+			lagging++
+			st, lag := "wait_bgsave", int64(0)
+			switch r.state.Load() {
+			case repOnline:
+				st = "online"
+				if t := r.ackTime.Load(); t > 0 {
+					lag = (now - t) / 1000
+				}
+			case repSendBulk:
+				st = "send_bulk"
+			}
+			lines = append(lines, fmt.Sprintf("Lagging replica %s reported offset %d behind master, lag=%d, state=%s.", r.name(), rp.off-ack, lag, st))
+		}
+	}
+	rp.mu.Unlock()
+	for _, l := range lines {
+		srv.log.Warningf("%s", l)
+	}
+	if n > 0 {
+		srv.log.Noticef("%d of %d replicas are in sync when shutting down.", n-lagging, n)
+	}
+}
+
+// watchShutdown finishes a shutdown that waits (serverCron's
+// isShutdownInitiated step): when every replica is in sync or the time is
+// over, with every loop parked.
+func (srv *Server) watchShutdown(gen uint64, replicas bool) {
+	st := &srv.shut
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-srv.stopCh:
+				return
+			case <-tick.C:
+			}
+		}
+		if replicas && time.Now().UnixMilli() < st.waitUntil.Load() && !srv.replicasInSync() {
+			continue
+		}
+		// st.mu is taken with every loop parked: a loop may be waiting
+		// for it (SHUTDOWN ABORT), and a parked one holds it not.
+		done := false
+		_ = srv.parkAll(func() {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if st.gen != gen || st.waitUntil.Load() == 0 || st.exiting {
+				done = true
+				return
+			}
+			if replicas && time.Now().UnixMilli() < st.waitUntil.Load() {
+				// Every write submitted reaches the stream first.
+				_ = srv.waitWritten(srv.submitAll(), 10*time.Second)
+				if !srv.replicasInSync() {
+					srv.waitForReplicasLocked()
+					return // not yet
+				}
+			}
+			if !srv.finishShutdownLocked(st.flags, true) {
+				srv.cancelShutdownLocked()
+			}
+			done = true
+		})
+		if done {
+			return
+		}
+	}
+}
+
+// cancelShutdownLocked ends a waiting shutdown that will not exit: the
+// SHUTDOWN clients get their error, the pause is lifted (Redis's
+// cancelShutdown); st.mu is held.
+func (srv *Server) cancelShutdownLocked() {
+	st := &srv.shut
+	st.gen++
+	st.flags = 0
+	st.waiting = false
+	st.waitUntil.Store(0)
+	st.asap = false
+	st.lastSig = nil
+	for _, w := range st.blocked {
+		if w.state.CompareAndSwap(wWaiting, wClaimed) {
+			w.out = resp.AppendError(w.out[:0], errShutdownFailed)
+			w.state.Store(wDone)
+			_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+		}
+	}
+	st.blocked = nil
+	srv.unpauseClients(pauseByShutdown)
+}
+
+const errShutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs."
+
+// shutdownBlocked is the registration of a SHUTDOWN's waiter (blocking.go).
+func (srv *Server) shutdownBlocked(w *waiter) {
+	st := &srv.shut
+	w.cancelReply = func(out []byte) []byte { return resp.AppendError(out, errShutdownFailed) }
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.waitUntil.Load() == 0 && !st.exiting {
+		// Ended before the client blocked: it fails now.
+		if w.state.CompareAndSwap(wWaiting, wClaimed) {
+			w.out = resp.AppendError(w.out[:0], errShutdownFailed)
+			w.state.Store(wDone)
+			_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+		}
+		return
+	}
+	st.blocked = append(st.blocked, w)
+	w.onEnd = func() {
+		st.mu.Lock()
+		for i, o := range st.blocked {
+			if o == w {
+				st.blocked = append(st.blocked[:i], st.blocked[i+1:]...)
+				break
+			}
+		}
+		st.mu.Unlock()
+	}
+}
+
 // loading tells whether the data set is not loaded yet: the AOF loads, or
 // the server has not started loading it (clients get -LOADING either way).
 func (srv *Server) loading() bool { return !srv.ready.Load() || srv.load.active.Load() }
@@ -212,7 +463,12 @@ func (srv *Server) abortShutdown() bool {
 	st := &srv.shut
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if !st.asap || st.exiting {
+	if st.exiting {
+		return false
+	}
+	if st.waitUntil.Load() != 0 {
+		srv.cancelShutdownLocked()
+	} else if !st.asap {
 		return false
 	}
 	st.asap = false

@@ -195,6 +195,39 @@ func (s *Shard) FlushAll() {
 	flushed()
 }
 
+// Adopt replaces the shard's data with o's, which the caller built on its
+// own (a replica's full sync loaded beside the data it serves) and never
+// uses again: every database, with the values' storage and the memory
+// accounting; the shard keeps its identity, hooks, WATCH registry and
+// statistics. Watchers of every key are touched, as by FlushAll.
+func (s *Shard) Adopt(o *Shard) {
+	if s.rw != nil {
+		s.RewriteAll()
+	}
+	for i := range s.DBs {
+		nd := newDB(s, i)
+		if i < len(o.DBs) {
+			nd = o.DBs[i]
+			nd.sh = s
+		}
+		s.touchAll(i, s.DBs[i], nd) // WATCH (watch.go)
+		s.DBs[i].release()
+		s.DBs[i] = nd
+	}
+	s.Slab = o.Slab
+	s.objs, s.objFree = o.objs, o.objFree
+	s.nkeys, s.objMem, s.memPend = o.nkeys, o.objMem, o.memPend
+	s.ownExpiring = nil
+	s.keysChanged++
+	o.DBs, o.Slab, o.objs, o.objFree, o.memPend = nil, Slab{}, nil, nil, nil
+	if s.OnSwapDB != nil {
+		for i := range s.DBs {
+			s.OnSwapDB(i, i) // blocked clients may be served now
+		}
+	}
+	flushed()
+}
+
 // Keys counts the keys of all databases.
 func (s *Shard) Keys() (keys, expires int) {
 	for _, db := range s.DBs {
