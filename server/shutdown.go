@@ -105,9 +105,9 @@ type shutdownState struct {
 
 // Results of prepareForShutdown.
 const (
-	shutFailed = iota // errors: the server goes on
-	shutExit          // the process exits (Run's finishExit)
-	shutWaiting       // a watcher finishes it (replicas, or a save a loop cannot make)
+	shutFailed  = iota // errors: the server goes on
+	shutExit           // the process exits (Run's finishExit)
+	shutWaiting        // a watcher finishes it (replicas, or a save a loop cannot make)
 )
 
 // initShutdown starts catching SIGTERM and SIGINT (a SIGTERM while the AOF
