@@ -985,9 +985,6 @@ func parseClientKill(args [][]byte) (f clientKillFilter, errMsg string) {
 		case shard.EqualFold(opt, "laddr"):
 			f.laddr, f.hasLaddr = string(val), true
 		case shard.EqualFold(opt, "user"):
-			if string(val) != "default" {
-				return f, fmt.Sprintf("ERR No such user '%s'", val)
-			}
 			f.user, f.hasUser = string(val), true
 		case shard.EqualFold(opt, "skipme"):
 			switch {
@@ -1028,7 +1025,7 @@ func (f *clientKillFilter) matches(cl, self *Client, now time.Time) bool {
 	if f.id != 0 && cl.id != f.id {
 		return false
 	}
-	if f.hasUser && f.user != "default" {
+	if f.hasUser && cl.userName() != f.user {
 		return false
 	}
 	if f.maxAge != 0 && int64(now.Sub(cl.created).Seconds()) < f.maxAge {
@@ -1046,6 +1043,9 @@ func (f *clientKillFilter) matches(cl, self *Client, now time.Time) bool {
 // when it kills itself, is closed after its reply is written.
 func cmdClientKill(x *Exec, argv [][]byte) {
 	f, msg := parseClientKill(argv[2:])
+	if msg == "" && f.hasUser && x.srv.acl.Get(f.user) == nil {
+		msg = fmt.Sprintf("ERR No such user '%s'", f.user)
+	}
 	if msg != "" {
 		x.Err(msg)
 		return

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -39,6 +40,15 @@ type Cmd struct {
 
 	subs   map[string]*Cmd
 	parent *Cmd
+
+	// The ACL's view (acl.go): its command, whether it has keys, whether
+	// they are found without allocating (one index/range key spec with
+	// fixed flags, aclKF), and how its channels are found.
+	acl        *acl.Command
+	aclHasKeys bool
+	aclSimple  bool
+	aclKF      acl.KeyFlags
+	aclChan    uint8
 }
 
 type cmdFlags uint32
@@ -255,6 +265,7 @@ func toLower(dst, b []byte) []byte {
 func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejected bool) {
 	cmd = cl.lookup(argv)
 	if msg := cl.check(cmd, argv); msg != "" {
+		cl.aclLogDenied(cmd, argv) // a -NOPERM: its ACL LOG entry (acl.go)
 		cl.reject(cmd, msg)
 		if cmd != nil && cmd.parent == nil && cmd.subs == nil {
 			cl.lastCmd = cmd.fullName
@@ -308,6 +319,11 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	}
 	if cmd.flags&flagNoMulti != 0 && cl.multi.active {
 		return errNoMulti
+	}
+	if u := cl.user; u != nil && !u.Load().Open() {
+		if msg := cl.aclCheck(cmd, argv); msg != "" { // acl.go
+			return msg
+		}
 	}
 	replica := cl.srv.repl.isReplica.Load()
 	wflags := cmd.flags

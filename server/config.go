@@ -152,6 +152,7 @@ type Config struct {
 
 	configFile string          // absolute path of the config file, "" if none
 	renames    [][2]string     // rename-command directives, in file order
+	users      [][]string      // user directives (name and rules), in file order (acl.go)
 	cmdNames   map[string]bool // the command names after renames so far (while loading)
 
 	hooksMu  sync.Mutex
@@ -785,6 +786,8 @@ func (c *Config) loadString(text string, ls *cfgLoadState) error {
 				return fail(reason)
 			}
 			c.renames = append(c.renames, [2]string{argv[1], argv[2]})
+		case name == "user" && len(argv) >= 2:
+			c.users = append(c.users, append([]string(nil), argv[1:]...))
 		case name == "sentinel" && len(argv) != 1:
 			return fail("sentinel directive while not in sentinel mode")
 		default:
@@ -1766,6 +1769,9 @@ func (c *Config) checkRename(from, to string) string {
 	}
 	return ""
 }
+
+// Users returns the user directives of the config file: name, then rules.
+func (c *Config) Users() [][]string { return c.users }
 
 // CommandRenames returns the rename-command directives of the config file,
 // in order, as {command, new-name} pairs (new-name "" removes the command).

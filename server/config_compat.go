@@ -159,12 +159,7 @@ func cfgInertTable() []*cfgOption {
 		boolOnlyNo("cluster-enabled", cfgImmutable, "redshard does not implement Redis Cluster"),
 
 		// ---- strings
-		s("aclfile", "", cfgImmutable, "", func(v string) string {
-			if v != "" {
-				return "redshard does not implement ACL files"
-			}
-			return ""
-		}),
+		s("aclfile", "", cfgImmutable, "", nil),
 		s("replica-announce-ip", "slave-announce-ip", cfgMutable|cfgEmptyIsNull, "", nil),
 		s("masteruser", "", cfgMutable|cfgEmptyIsNull, "", nil),
 		s("masterauth", "", cfgMutable|cfgEmptyIsNull, "", nil),
