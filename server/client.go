@@ -28,9 +28,9 @@ type Client struct {
 	authenticated bool
 	// user is the ACL user it runs as (acl.go); aclDenied and aclPos keep
 	// the last denial of check for route to log.
-	user      *acl.User
-	aclDenied acl.Result
-	aclPos    int
+	user          *acl.User
+	aclDenied     acl.Result
+	aclPos        int
 	noEvict       bool
 	noTouch       bool
 	replyOff      bool

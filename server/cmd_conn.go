@@ -91,7 +91,6 @@ func cmdSelect(x *Exec, argv [][]byte) {
 	x.OK()
 }
 
-
 const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
 
 func cmdAuth(x *Exec, argv [][]byte) {
