@@ -90,6 +90,13 @@ func (srv *Server) initACL() {
 	srv.cfg.OnChange("acl-pubsub-default", func() {
 		srv.acl.SetPubsubDefault(srv.cfgValue("acl-pubsub-default") == "allchannels")
 	})
+	srv.cfg.SetACLUsers(func() []string {
+		var lines []string
+		for _, u := range srv.acl.Users() {
+			lines = append(lines, srv.acl.ListLine(u))
+		}
+		return lines
+	})
 	srv.cfg.OnChange("acllog-max-len", func() { srv.acl.Log.Trim(srv.cfg.ACLLogMaxLen()) })
 }
 
