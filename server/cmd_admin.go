@@ -950,7 +950,7 @@ type clientKillFilter struct {
 
 // parseClientKill parses CLIENT KILL's arguments (argv[2:] of the command)
 // and returns Redis's error text on failure.
-func parseClientKill(args [][]byte) (f clientKillFilter, errMsg string) {
+func parseClientKill(args [][]byte, userExists func(string) bool) (f clientKillFilter, errMsg string) {
 	f.typ = -1
 	f.skipMe = true
 	if len(args) == 1 {
@@ -985,6 +985,9 @@ func parseClientKill(args [][]byte) (f clientKillFilter, errMsg string) {
 		case shard.EqualFold(opt, "laddr"):
 			f.laddr, f.hasLaddr = string(val), true
 		case shard.EqualFold(opt, "user"):
+			if !userExists(string(val)) {
+				return f, fmt.Sprintf("ERR No such user '%s'", val)
+			}
 			f.user, f.hasUser = string(val), true
 		case shard.EqualFold(opt, "skipme"):
 			switch {
@@ -1042,10 +1045,7 @@ func (f *clientKillFilter) matches(cl, self *Client, now time.Time) bool {
 // from any goroutine); the client's own loop runs OnClose later. The caller,
 // when it kills itself, is closed after its reply is written.
 func cmdClientKill(x *Exec, argv [][]byte) {
-	f, msg := parseClientKill(argv[2:])
-	if msg == "" && f.hasUser && x.srv.acl.Get(f.user) == nil {
-		msg = fmt.Sprintf("ERR No such user '%s'", f.user)
-	}
+	f, msg := parseClientKill(argv[2:], func(name string) bool { return x.srv.acl.Get(name) != nil })
 	if msg != "" {
 		x.Err(msg)
 		return

@@ -292,7 +292,7 @@ func TestParseClientKill(t *testing.T) {
 		"user default maxage 5":    "",
 		"1.2.3.4:5":                "",
 	} {
-		f, msg := parseClientKill(args(in))
+		f, msg := parseClientKill(args(in), func(n string) bool { return n == "default" })
 		if msg != want {
 			t.Errorf("CLIENT KILL %s: %q, want %q", in, msg, want)
 		}
