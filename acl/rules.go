@@ -361,6 +361,9 @@ func (s *Selector) category(t *Table, bit uint64, on bool) {
 // apply is one selector modifier (Redis's ACLSetSelector).
 func (s *Selector) apply(e *Env, op []byte) error {
 	t := e.Table
+	if len(op) == 0 {
+		return ErrSyntax // an empty argument inside a selector: ('')
+	}
 	switch {
 	case eqFold(op, "allkeys") || string(op) == "~*":
 		s.flags |= selAllKeys
@@ -405,6 +408,11 @@ func (s *Selector) apply(e *Env, op []byte) error {
 			}
 		} else {
 			perm = PermAll
+		}
+		if perm == 0 {
+			// "%~pat" names no permission; Redis 7.0 accepts it and then
+			// aborts describing it, we refuse it.
+			return ErrSyntax
 		}
 		if off > len(op) {
 			off = len(op)
