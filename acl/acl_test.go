@@ -3,6 +3,8 @@ package acl
 import (
 	"strings"
 	"testing"
+
+	"github.com/redshard/redshard/shard"
 )
 
 // testTable is a small command table in Redis's categories.
@@ -227,5 +229,21 @@ func TestSplitArgs(t *testing.T) {
 	}
 	if _, ok := SplitArgs([]byte(`"open`)); ok {
 		t.Error("unbalanced quotes accepted")
+	}
+}
+
+// A compiled key pattern matches exactly what Redis's glob does.
+func TestCompiledPatternsMatchAsGlob(t *testing.T) {
+	pats := []string{"app:*", "app:", "*", "", "a*b", "a?*", "x\\*", "[ab]*", "app:**", "k"}
+	keys := []string{"app:", "app:1", "app", "", "a*b", "x*", "k", "kk", "b1", "app:*"}
+	for _, p := range pats {
+		s := &Selector{keys: []KeyPattern{{Perm: PermAll, Pattern: p}}}
+		(&Rules{sels: []*Selector{s}}).finish()
+		for _, k := range keys {
+			want := shard.MatchGlob([]byte(p), []byte(k), false)
+			if got := s.KeyAllowed([]byte(k), KeyAccess); got != want {
+				t.Errorf("pattern %q key %q: %v, glob says %v", p, k, got, want)
+			}
+		}
 	}
 }

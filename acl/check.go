@@ -54,24 +54,10 @@ func (f KeyFlags) perm() Perm {
 }
 
 // NeedsKeys reports whether a check must be given the command's keys.
-func (r *Rules) NeedsKeys() bool {
-	for _, s := range r.sels {
-		if s.flags&selAllKeys == 0 {
-			return true
-		}
-	}
-	return false
-}
+func (r *Rules) NeedsKeys() bool { return r.needKeys }
 
 // NeedsChannels reports whether a check must be given the channels.
-func (r *Rules) NeedsChannels() bool {
-	for _, s := range r.sels {
-		if s.flags&selAllChannels == 0 {
-			return true
-		}
-	}
-	return false
-}
+func (r *Rules) NeedsChannels() bool { return r.needChans }
 
 // KeyAllowed reports whether the selector allows the key with its flags.
 func (s *Selector) KeyAllowed(key []byte, flags KeyFlags) bool {
@@ -84,8 +70,21 @@ func (s *Selector) KeyAllowed(key []byte, flags KeyFlags) bool {
 		if p.Perm&need != need {
 			continue
 		}
-		if shard.MatchGlob([]byte(p.Pattern), key, false) {
-			return true
+		switch p.match {
+		case matchPrefix:
+			// (Redis's "*" matches no empty key; a longer prefix no key
+			// shorter than itself.)
+			if len(key) >= len(p.lit) && len(key) > 0 && string(key[:len(p.lit)]) == string(p.lit) {
+				return true
+			}
+		case matchExact:
+			if string(key) == string(p.lit) {
+				return true
+			}
+		default:
+			if shard.MatchGlob(p.lit, key, false) {
+				return true
+			}
 		}
 	}
 	return false
@@ -264,4 +263,26 @@ func ScriptErrorText(res Result) string {
 		return "The user executing the script can't publish to the channel mentioned in the command"
 	}
 	return "The user executing the script lacking the permissions for the command"
+}
+
+// AllowedWithAllKeys is Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess:
+// some selector allows the command line and also every key with flags
+// (allkeys, or a "*" pattern with the permission). SORT's BY and GET need
+// it for reads.
+func (r *Rules) AllowedWithAllKeys(c *Command, argv [][]byte, keys []KeyRef, chans []ChannelRef, flags KeyFlags) bool {
+	need := flags.perm()
+	for _, s := range r.sels {
+		if res, _ := s.check(c, argv, keys, chans); res != OK {
+			continue
+		}
+		if s.flags&selAllKeys != 0 {
+			return true
+		}
+		for _, p := range s.keys {
+			if p.Perm&need == need && p.Pattern == "*" {
+				return true
+			}
+		}
+	}
+	return false
 }

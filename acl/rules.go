@@ -20,6 +20,33 @@ const (
 type KeyPattern struct {
 	Perm    Perm
 	Pattern string
+	// How finish compiled it: a pattern that is a literal, or a literal
+	// and one final '*', is matched by comparing bytes (the common
+	// "~app:*"); any other goes through the glob matcher.
+	match matchKind
+	lit   []byte
+}
+
+type matchKind uint8
+
+const (
+	matchGlob matchKind = iota
+	matchExact
+	matchPrefix
+)
+
+func compilePattern(p string) (matchKind, []byte) {
+	body, kind := p, matchExact
+	if len(body) > 0 && body[len(body)-1] == '*' {
+		body, kind = body[:len(body)-1], matchPrefix
+	}
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '*', '?', '[', '\\':
+			return matchGlob, []byte(p)
+		}
+	}
+	return kind, []byte(body)
 }
 
 const (
@@ -58,6 +85,8 @@ type Rules struct {
 	// open: one selector allowing every command, key and channel, the
 	// default user's usual state; the check stops there.
 	open bool
+	// needKeys, needChans: some selector restricts keys, channels.
+	needKeys, needChans bool
 }
 
 // Errors of Apply, with Redis's texts (ACLSetUserStringError).
@@ -131,6 +160,14 @@ func (r *Rules) clone() *Rules {
 
 func (r *Rules) finish() {
 	r.open = len(r.sels) == 1 && r.sels[0].flags == selAllKeys|selAllChannels|selAllCommands
+	r.needKeys, r.needChans = false, false
+	for _, s := range r.sels {
+		r.needKeys = r.needKeys || s.flags&selAllKeys == 0
+		r.needChans = r.needChans || s.flags&selAllChannels == 0
+		for i := range s.keys {
+			s.keys[i].match, s.keys[i].lit = compilePattern(s.keys[i].Pattern)
+		}
+	}
 }
 
 // Enabled reports "on".

@@ -74,6 +74,7 @@ func (srv *Server) initACL() {
 		if c.aclSimple {
 			c.aclKF = aclFlags(specFlags(c.meta.KeySpecs[0].Flags))
 		}
+		c.aclSort = c.fullName == "sort" || c.fullName == "sort_ro"
 		switch c.fullName {
 		case "publish", "spublish":
 			c.aclChan = aclChanFirst
@@ -749,4 +750,19 @@ func (cl *Client) aclScriptCheck(c *Cmd, argv [][]byte) string {
 	}
 	cl.srv.aclLog(cl, res, acl.CtxLua, aclObject(res, c, argv, pos), "")
 	return "ERR " + acl.ScriptErrorText(res)
+}
+
+// sortPatternsDenied: the client's user may not read every key with this
+// SORT line (Redis's ACLUserCheckCmdWithUnrestrictedKeyAccess with
+// CMD_KEY_ACCESS).
+func sortPatternsDenied(cl *Client, c *Cmd, argv [][]byte) bool {
+	if cl.user == nil || c.acl == nil {
+		return false
+	}
+	r := cl.user.Load()
+	if r.Open() {
+		return false
+	}
+	var kbuf [8]acl.KeyRef
+	return !r.AllowedWithAllKeys(c.acl, argv, aclKeys(c, argv, kbuf[:0]), nil, acl.KeyAccess)
 }

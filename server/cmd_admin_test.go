@@ -37,6 +37,7 @@ func admServer(t testing.TB, n int) *Server {
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
 	srv.buildCommandTable()
+	srv.initACL()
 	srv.initTunables()
 	for i := 0; i < n; i++ {
 		sh := srv.newShard(i)

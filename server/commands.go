@@ -49,6 +49,7 @@ type Cmd struct {
 	aclSimple  bool
 	aclKF      acl.KeyFlags
 	aclChan    uint8
+	aclSort    bool // SORT, SORT_RO: BY and GET patterns need every key readable
 }
 
 type cmdFlags uint32
