@@ -125,11 +125,6 @@ func (srv *Server) loadACLUsers() error {
 	for _, d := range disabled {
 		srv.log.Noticef("The user '%s' is disabled (there is no 'on' modifier in the user description). Make sure this is not a configuration error.", d)
 	}
-	if len(users) > 0 {
-		if p := srv.acl.Default().Load(); !p.NoPass() && len(p.Passwords()) > 0 && srv.cfg.RequirePass() == "" {
-			_ = p // the user lines decide the default user's password
-		}
-	}
 	if file != "" {
 		text, err := os.ReadFile(srv.aclPath(file))
 		if err != nil {
@@ -642,7 +637,7 @@ func cmdACLDryRun(x *Exec, argv [][]byte) {
 		x.Err(fmt.Sprintf("ERR wrong number of arguments for '%s' command", c.fullName))
 		return
 	}
-	res, pos := aclCheckRulesAll(u.Load(), c, line)
+	res, pos := aclCheckRules(u.Load(), c, line)
 	switch res {
 	case acl.OK:
 		x.OK()
@@ -653,12 +648,6 @@ func cmdACLDryRun(x *Exec, argv [][]byte) {
 	default:
 		x.BulkStr(fmt.Sprintf("This user has no permissions to access the '%s' channel", line[pos]))
 	}
-}
-
-// aclCheckRulesAll is aclCheckRules for any command, also one the open
-// path would skip (DRYRUN).
-func aclCheckRulesAll(r *acl.Rules, c *Cmd, argv [][]byte) (acl.Result, int) {
-	return aclCheckRules(r, c, argv)
 }
 
 func cmdACLHelp(x *Exec, argv [][]byte) {
