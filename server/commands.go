@@ -266,11 +266,13 @@ func toLower(dst, b []byte) []byte {
 func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejected bool) {
 	cmd = cl.lookup(argv)
 	if msg := cl.check(cmd, argv); msg != "" {
-		cl.aclLogDenied(cmd, argv) // a -NOPERM: its ACL LOG entry (acl.go)
-		cl.reject(cmd, msg)
 		if cmd != nil && cmd.parent == nil && cmd.subs == nil {
 			cl.lastCmd = cmd.fullName
 		}
+		// A -NOPERM: its ACL LOG entry, whose client-info names the
+		// command, as Redis's does (acl.go).
+		cl.aclLogDenied(cmd, argv)
+		cl.reject(cmd, msg)
 		return nil, 0, 0, true
 	}
 	if cl.multi.active { // MULTI: queue, or route EXEC over its shards (multi.go)
