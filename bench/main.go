@@ -115,7 +115,7 @@ func sizesFor(quick bool, n int) sizes {
 	return s
 }
 
-var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb", "repl"}
+var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb", "repl", "acl"}
 
 // ---------------------------------------------------------------------------
 // Processes: every child is registered by PID and stopped by PID on exit,
@@ -501,7 +501,23 @@ func allowedCPUs() []int {
 }
 
 // freePort returns a port on 127.0.0.1 that was free a moment ago.
+// freePort picks a free 127.0.0.1 port: from BENCH_PORT_LO..BENCH_PORT_HI
+// when both are set (a shared machine's allotted range), else any.
 func freePort() (int, error) {
+	lo, _ := strconv.Atoi(os.Getenv("BENCH_PORT_LO"))
+	hi, _ := strconv.Atoi(os.Getenv("BENCH_PORT_HI"))
+	if lo > 0 && hi >= lo {
+		for p := lo + int(time.Now().UnixNano()%int64(hi-lo+1)); ; {
+			for i := 0; i <= hi-lo; i++ {
+				port := lo + (p-lo+i)%(hi-lo+1)
+				if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+					l.Close()
+					return port, nil
+				}
+			}
+			return 0, fmt.Errorf("no free port in %d-%d", lo, hi)
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -546,6 +562,7 @@ const (
 	fSeconds
 	fCount
 	fRate
+	fPercent // a relative change, v = 0.02 for +2%
 )
 
 func format(k fmtKind, v float64) string {
@@ -564,6 +581,8 @@ func format(k fmtKind, v float64) string {
 		return fmt.Sprintf("%.2f s", v)
 	case fRate:
 		return humanNum(v) + "/s"
+	case fPercent:
+		return fmt.Sprintf("%+.1f%%", v*100)
 	}
 	return humanNum(v)
 }
@@ -2588,6 +2607,9 @@ func main() {
 	}
 	if h.groups["repl"] {
 		h.replGroup()
+	}
+	if h.groups["acl"] {
+		h.aclGroup()
 	}
 
 	if isClosing() {

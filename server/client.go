@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/resp"
 )
 
@@ -25,6 +26,11 @@ type Client struct {
 	libName       string
 	libVer        string
 	authenticated bool
+	// user is the ACL user it runs as (acl.go); aclDenied and aclPos keep
+	// the last denial of check for route to log.
+	user          *acl.User
+	aclDenied     acl.Result
+	aclPos        int
 	noEvict       bool
 	noTouch       bool
 	replyOff      bool

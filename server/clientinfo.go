@@ -157,7 +157,9 @@ func (cl *Client) clientInfoString() string {
 	}
 	b = append(b, " cmd="...)
 	b = append(b, cmd...)
-	b = append(b, " user=default redir=-1 resp="...)
+	b = append(b, " user="...)
+	b = append(b, cl.userName()...) // acl.go
+	b = append(b, " redir=-1 resp="...)
 	b = strconv.AppendInt(b, int64(cl.proto), 10)
 	if cl.libName != "" || cl.libVer != "" {
 		b = append(b, " lib-name="...)

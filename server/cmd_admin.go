@@ -950,7 +950,7 @@ type clientKillFilter struct {
 
 // parseClientKill parses CLIENT KILL's arguments (argv[2:] of the command)
 // and returns Redis's error text on failure.
-func parseClientKill(args [][]byte) (f clientKillFilter, errMsg string) {
+func parseClientKill(args [][]byte, userExists func(string) bool) (f clientKillFilter, errMsg string) {
 	f.typ = -1
 	f.skipMe = true
 	if len(args) == 1 {
@@ -985,7 +985,7 @@ func parseClientKill(args [][]byte) (f clientKillFilter, errMsg string) {
 		case shard.EqualFold(opt, "laddr"):
 			f.laddr, f.hasLaddr = string(val), true
 		case shard.EqualFold(opt, "user"):
-			if string(val) != "default" {
+			if !userExists(string(val)) {
 				return f, fmt.Sprintf("ERR No such user '%s'", val)
 			}
 			f.user, f.hasUser = string(val), true
@@ -1028,7 +1028,7 @@ func (f *clientKillFilter) matches(cl, self *Client, now time.Time) bool {
 	if f.id != 0 && cl.id != f.id {
 		return false
 	}
-	if f.hasUser && f.user != "default" {
+	if f.hasUser && cl.userName() != f.user {
 		return false
 	}
 	if f.maxAge != 0 && int64(now.Sub(cl.created).Seconds()) < f.maxAge {
@@ -1045,7 +1045,7 @@ func (f *clientKillFilter) matches(cl, self *Client, now time.Time) bool {
 // from any goroutine); the client's own loop runs OnClose later. The caller,
 // when it kills itself, is closed after its reply is written.
 func cmdClientKill(x *Exec, argv [][]byte) {
-	f, msg := parseClientKill(argv[2:])
+	f, msg := parseClientKill(argv[2:], func(name string) bool { return x.srv.acl.Get(name) != nil })
 	if msg != "" {
 		x.Err(msg)
 		return

@@ -37,6 +37,7 @@ func admServer(t testing.TB, n int) *Server {
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
 	srv.buildCommandTable()
+	srv.initACL()
 	srv.initTunables()
 	for i := 0; i < n; i++ {
 		sh := srv.newShard(i)
@@ -292,7 +293,7 @@ func TestParseClientKill(t *testing.T) {
 		"user default maxage 5":    "",
 		"1.2.3.4:5":                "",
 	} {
-		f, msg := parseClientKill(args(in))
+		f, msg := parseClientKill(args(in), func(n string) bool { return n == "default" })
 		if msg != want {
 			t.Errorf("CLIENT KILL %s: %q, want %q", in, msg, want)
 		}

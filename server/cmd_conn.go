@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"strconv"
 	"strings"
 
@@ -13,7 +12,7 @@ import (
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
 var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, snapshotCommands, memoryServerCommands, pubsubCommands,
-	multiCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, failoverCommands, scriptCommands, functionCommands)
+	multiCommands, aclCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, failoverCommands, scriptCommands, functionCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd
@@ -72,7 +71,8 @@ func cmdReset(x *Exec, argv [][]byte) {
 	cl.name = ""
 	cl.replyOff, cl.replySkip = false, false
 	cl.noEvict, cl.noTouch = false, false
-	cl.setAuthenticated(cl.srv.cfg.RequirePass() == "")
+	cl.user = cl.srv.acl.Default()
+	cl.setAuthenticated(cl.srv.defaultAuthenticated())
 	cl.stopMonitor()
 	x.Simple("RESET")
 }
@@ -91,19 +91,6 @@ func cmdSelect(x *Exec, argv [][]byte) {
 	x.OK()
 }
 
-// checkPassword compares in constant time. Only the default user exists.
-func (srv *Server) checkPassword(user, pass []byte) bool {
-	want := srv.cfg.RequirePass()
-	if user != nil && string(user) != "default" {
-		return false
-	}
-	if want == "" {
-		// nopass default user: any password works for AUTH default x, as Redis
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(want)) == 1
-}
-
 const errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
 
 func cmdAuth(x *Exec, argv [][]byte) {
@@ -114,19 +101,19 @@ func cmdAuth(x *Exec, argv [][]byte) {
 	var user, pass []byte
 	if len(argv) == 2 {
 		pass = argv[1]
-		if x.srv.cfg.RequirePass() == "" {
+		user = []byte("default")
+		if x.srv.acl.Default().Load().NoPass() {
 			x.Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 			return
 		}
 	} else {
 		user, pass = argv[1], argv[2]
 	}
-	if !x.srv.checkPassword(user, pass) {
+	if !x.authenticate(argv[0], user, pass) { // acl.go
 		x.srv.log.Verbosef("auth failed for client %s", x.cl.addr())
 		x.Err(errWrongPass)
 		return
 	}
-	x.cl.setAuthenticated(true)
 	x.OK()
 }
 
@@ -154,7 +141,7 @@ func cmdHello(x *Exec, argv [][]byte) {
 		opt := strings.ToLower(string(argv[i]))
 		switch {
 		case opt == "auth" && more >= 2:
-			if !x.srv.checkPassword(argv[i+1], argv[i+2]) {
+			if !x.authenticate(argv[0], argv[i+1], argv[i+2]) {
 				x.Err(errWrongPass)
 				return
 			}
@@ -175,9 +162,6 @@ func cmdHello(x *Exec, argv [][]byte) {
 	if !cl.authenticated && !authed {
 		x.Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
-	}
-	if authed {
-		cl.setAuthenticated(true)
 	}
 	if setName != nil {
 		cl.name = string(setName)

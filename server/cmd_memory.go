@@ -35,7 +35,7 @@ func cmdMemoryStats(x *Exec, argv [][]byte) {
 		}
 	}
 	overhead := m.used - m.dataset
-	x.Map(25 + dbs)
+	x.Map(27 + dbs) // the 27 fields below and a map per database with keys
 	kv := func(k string, v int64) {
 		x.Simple(k)
 		x.Int(v)

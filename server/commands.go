@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -39,6 +40,16 @@ type Cmd struct {
 
 	subs   map[string]*Cmd
 	parent *Cmd
+
+	// The ACL's view (acl.go): its command, whether it has keys, whether
+	// they are found without allocating (one index/range key spec with
+	// fixed flags, aclKF), and how its channels are found.
+	acl        *acl.Command
+	aclHasKeys bool
+	aclSimple  bool
+	aclKF      acl.KeyFlags
+	aclChan    uint8
+	aclSort    bool // SORT, SORT_RO: BY and GET patterns need every key readable
 }
 
 type cmdFlags uint32
@@ -256,10 +267,13 @@ func toLower(dst, b []byte) []byte {
 func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejected bool) {
 	cmd = cl.lookup(argv)
 	if msg := cl.check(cmd, argv); msg != "" {
-		cl.reject(cmd, msg)
 		if cmd != nil && cmd.parent == nil && cmd.subs == nil {
 			cl.lastCmd = cmd.fullName
 		}
+		// A -NOPERM: its ACL LOG entry, whose client-info names the
+		// command, as Redis's does (acl.go).
+		cl.aclLogDenied(cmd, argv)
+		cl.reject(cmd, msg)
 		return nil, 0, 0, true
 	}
 	if cl.multi.active { // MULTI: queue, or route EXEC over its shards (multi.go)
@@ -309,6 +323,11 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	}
 	if cmd.flags&flagNoMulti != 0 && cl.multi.active {
 		return errNoMulti
+	}
+	if u := cl.user; u != nil && !u.Load().Open() {
+		if msg := cl.aclCheck(cmd, argv); msg != "" { // acl.go
+			return msg
+		}
 	}
 	replica := cl.srv.repl.isReplica.Load()
 	wflags := cmd.flags

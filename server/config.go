@@ -150,9 +150,14 @@ func (a *atomicString) Store(s string) { a.p.Store(&s) }
 type Config struct {
 	mu sync.Mutex // serialises writers: load, Set, Rewrite
 
-	configFile string          // absolute path of the config file, "" if none
-	renames    [][2]string     // rename-command directives, in file order
-	cmdNames   map[string]bool // the command names after renames so far (while loading)
+	configFile string      // absolute path of the config file, "" if none
+	renames    [][2]string // rename-command directives, in file order
+	users      [][]string  // user directives (name and rules), in file order (acl.go)
+	// aclUsers, set by the server, returns the "user ..." lines CONFIG
+	// REWRITE writes when there is no aclfile (Redis's
+	// rewriteConfigUserOption).
+	aclUsers func() []string
+	cmdNames map[string]bool // the command names after renames so far (while loading)
 
 	hooksMu  sync.Mutex
 	onChange map[*cfgOption][]func()
@@ -785,6 +790,8 @@ func (c *Config) loadString(text string, ls *cfgLoadState) error {
 				return fail(reason)
 			}
 			c.renames = append(c.renames, [2]string{argv[1], argv[2]})
+		case name == "user" && len(argv) >= 2:
+			c.users = append(c.users, append([]string(nil), argv[1:]...))
 		case name == "sentinel" && len(argv) != 1:
 			return fail("sentinel directive while not in sentinel mode")
 		default:
@@ -1623,6 +1630,11 @@ func (c *Config) rewrite(path string, forceAll bool) error {
 	for _, o := range cfgOptions {
 		c.rewriteOption(o, rw)
 	}
+	if e := cfgLookup("aclfile"); e != nil && c.getOption(e.opt) == "" && c.aclUsers != nil {
+		for _, line := range c.aclUsers() {
+			rw.rewriteLine("user", line, true)
+		}
+	}
 	rw.markProcessed("user")
 	rw.markProcessed("loadmodule")
 
@@ -1766,6 +1778,12 @@ func (c *Config) checkRename(from, to string) string {
 	}
 	return ""
 }
+
+// SetACLUsers installs the source of CONFIG REWRITE's user lines.
+func (c *Config) SetACLUsers(fn func() []string) { c.aclUsers = fn }
+
+// Users returns the user directives of the config file: name, then rules.
+func (c *Config) Users() [][]string { return c.users }
 
 // CommandRenames returns the rename-command directives of the config file,
 // in order, as {command, new-name} pairs (new-name "" removes the command).

@@ -15,9 +15,9 @@ package server
 // Where accepting a value would promise behaviour redshard lacks, the value
 // is refused instead, with Redis's own error where Redis has one:
 //   - activedefrag yes: the error of a Redis built without defrag support;
-//   - cluster-enabled yes and a non-empty aclfile: redshard has neither
-//     Redis Cluster nor ACL files, so they fail to load rather than leave
-//     the server open or unclustered without a word;
+//   - cluster-enabled yes: redshard has no Redis Cluster, so it fails to
+//     load rather than leave the server unclustered without a word (aclfile
+//     is real: acl.go);
 //   - replicaof/slaveof <host> <port> is real (replica.go): CONFIG GET
 //     shows "<host> <port>" while the server is a replica, "" otherwise,
 //     and masterauth, masteruser, replica-read-only,
@@ -159,12 +159,7 @@ func cfgInertTable() []*cfgOption {
 		boolOnlyNo("cluster-enabled", cfgImmutable, "redshard does not implement Redis Cluster"),
 
 		// ---- strings
-		s("aclfile", "", cfgImmutable, "", func(v string) string {
-			if v != "" {
-				return "redshard does not implement ACL files"
-			}
-			return ""
-		}),
+		s("aclfile", "", cfgImmutable, "", nil),
 		s("replica-announce-ip", "slave-announce-ip", cfgMutable|cfgEmptyIsNull, "", nil),
 		s("masteruser", "", cfgMutable|cfgEmptyIsNull, "", nil),
 		s("masterauth", "", cfgMutable|cfgEmptyIsNull, "", nil),

@@ -114,7 +114,7 @@ func TestCompatOptionsSet(t *testing.T) {
 		}
 	}
 	// Loading refuses what redshard cannot honour.
-	for _, arg := range [][]string{{"--cluster-enabled", "yes"}, {"--aclfile", "users.acl"}} {
+	for _, arg := range [][]string{{"--cluster-enabled", "yes"}} {
 		if _, err := LoadConfigFrom(arg, "", nil); err == nil {
 			t.Errorf("LoadConfig(%q) succeeded", arg)
 		}

@@ -701,7 +701,11 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 	}
 	if cmd.run != nil {
+		if cmd.aclSort {
+			x.SortPatternsDenied = x.cl != nil && sortPatternsDenied(x.cl, cmd, argv) // acl.go
+		}
 		cmd.run(&x.Ctx, argv)
+		x.SortPatternsDenied = false
 	} else {
 		outer := x.running
 		x.running = cmd

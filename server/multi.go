@@ -451,6 +451,10 @@ func cmdExec(x *Exec, argv [][]byte) {
 	x.InMulti = true
 	x.Array(len(cmds))
 	for i, cmd := range cmds {
+		if msg := cl.aclRecheck(cmd, all[i]); msg != "" { // acl.go
+			x.Err(msg)
+			continue
+		}
 		l.call(x, cmd, all[i])
 		if l.srv.persist != nil { // (CONFIG SET appendonly may change it)
 			need, now := l.track(cmd, all[i], owned, x.Prop.Dirty > 0)

@@ -119,6 +119,13 @@ func (srv *Server) replSocketLoad(gen uint64, br *bufio.Reader, res psyncReply) 
 		err = terr
 	}
 	if err != nil {
+		// Redis's rdbReportReadError, which operators (and Redis's tests)
+		// look for: a cut transfer is a short read to the parser.
+		why := "Unexpected EOF reading RDB file"
+		if terr == io.EOF || terr == nil {
+			why = err.Error()
+		}
+		srv.log.Warningf("Internal error in RDB reading offset %d, function at rdb.c:0 -> %s", offsetOf(err), why)
 		if terr != io.EOF && terr != nil {
 			err = terr // the link failed: the parser only saw its end
 		}

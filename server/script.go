@@ -71,6 +71,7 @@ import (
 	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/lua"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
@@ -610,6 +611,11 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 	if cmd.flags&flagNoScript != 0 {
 		return r.reject(dst, cmd, "ERR This Redis command is not allowed from script")
 	}
+	if r.cl != nil && r.cl.user != nil && !r.cl.user.Load().Open() {
+		if msg := r.cl.aclScriptCheck(cmd, argv); msg != "" { // acl.go
+			return r.reject(dst, cmd, msg)
+		}
+	}
 	write := cmd.flags&flagWrite != 0
 	if r.ro && (write || cmd.fullName == "publish" || cmd.fullName == "spublish") {
 		return r.reject(dst, cmd, "ERR Write commands are not allowed from read-only scripts.")
@@ -745,8 +751,7 @@ func (r *scriptRun) save(cmd *Cmd, argv [][]byte) bool {
 	return true
 }
 
-// ACLCheckCmd answers redis.acl_check_cmd: every known command is allowed
-// (redshard has one user).
+// ACLCheckCmd answers redis.acl_check_cmd against the caller's user.
 func (r *scriptRun) ACLCheckCmd(argv [][]byte) (allowed, known bool) {
 	cmd := r.l.srv.lookup(argv)
 	if cmd == nil || (cmd.subs != nil && cmd.exec == nil && cmd.run == nil) {
@@ -754,6 +759,11 @@ func (r *scriptRun) ACLCheckCmd(argv [][]byte) (allowed, known bool) {
 	}
 	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
 		return false, false
+	}
+	if r.cl != nil && r.cl.user != nil {
+		if res, _ := aclCheckRules(r.cl.user.Load(), cmd, argv); res != acl.OK {
+			return false, true
+		}
 	}
 	return true, true
 }

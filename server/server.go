@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/aof/rdb"
 	"github.com/redshard/redshard/resp"
@@ -44,6 +45,7 @@ type Server struct {
 
 	cmds    map[string]*Cmd
 	cmdList []*Cmd
+	acl     *acl.Registry // users and the ACL LOG (acl.go)
 
 	ready      atomic.Bool
 	loopMu     sync.Mutex
@@ -213,6 +215,10 @@ func Run(cfg *Config, log *Logger) error {
 	srv.save.lastSecs.Store(-1)
 	srv.save.failed.Store(false)
 	srv.buildCommandTable()
+	srv.initACL()
+	if err := srv.loadACLUsers(); err != nil { // acl.go
+		return err
+	}
 	srv.initTunables()
 	srv.initBlocking(n)
 	srv.repl.init(cfg.ReplBacklogSize())
@@ -521,7 +527,7 @@ func (srv *Server) admit(c gnet.Conn) string {
 		srv.stats.rejectedConn.Add(1)
 		return "-ERR max number of clients reached\r\n"
 	}
-	if srv.cfg.ProtectedMode() && srv.cfg.RequirePass() == "" && !isLoopback(c.RemoteAddr()) {
+	if srv.cfg.ProtectedMode() && srv.acl.Default().Load().NoPass() && !isLoopback(c.RemoteAddr()) {
 		srv.stats.rejectedConn.Add(1)
 		return protectedModeError
 	}
@@ -562,7 +568,8 @@ func (srv *Server) openClient(cl *Client) {
 	cl.created = time.Now()
 	cl.lastInteraction = cl.created
 	cl.parser.Limits = srv.protoLimits()
-	cl.setAuthenticated(srv.cfg.RequirePass() == "")
+	cl.user = srv.acl.Default()
+	cl.setAuthenticated(srv.defaultAuthenticated())
 	cl.bindRunnables()
 	cl.loop.clients[cl.id] = cl
 	srv.nclients.Add(1)

@@ -28,6 +28,9 @@ type Ctx struct {
 	// InScript is set while a script runs the command (Redis's
 	// CLIENT_SCRIPT): SORT of a set without a sort order sorts anyway.
 	InScript bool
+	// SortPatternsDenied: the client's ACL user may not read every key, so
+	// SORT refuses BY and GET patterns (Redis's user_has_full_key_access).
+	SortPatternsDenied bool
 
 	// Blocking commands (the server's side is server/blocking.go). A
 	// blocking handler that finds nothing to serve calls Block and replies

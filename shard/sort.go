@@ -165,6 +165,22 @@ func cmdSort(c *Ctx, argv [][]byte) { sortGeneric(c, argv, false) }
 // [ALPHA]
 func cmdSortRO(c *Ctx, argv [][]byte) { sortGeneric(c, argv, true) }
 
+// sortACLDenied is the error of the first BY pattern with '*' or GET
+// pattern, in argument order, for a user without read access to every key.
+func sortACLDenied(argv [][]byte, o sortOpts) string {
+	for j := 2; j+1 < len(argv); j++ {
+		if EqualFold(argv[j], "by") && j+1 == o.by && bytes.IndexByte(argv[j+1], '*') >= 0 {
+			return "ERR BY option of SORT denied due to insufficient ACL permissions."
+		}
+		for _, g := range o.gets {
+			if g == j+1 {
+				return "ERR GET option of SORT denied due to insufficient ACL permissions."
+			}
+		}
+	}
+	return ""
+}
+
 // sortItem is one element of the sort vector (Redis's redisSortObject).
 type sortItem struct {
 	elem  []byte
@@ -176,6 +192,9 @@ type sortItem struct {
 func sortGeneric(c *Ctx, argv [][]byte, readonly bool) {
 	var gbuf [8]int
 	o := parseSort(argv, readonly, gbuf[:0])
+	if o.errMsg == "" && c.SortPatternsDenied {
+		o.errMsg = sortACLDenied(argv, o)
+	}
 	if o.errMsg != "" {
 		c.Err(o.errMsg)
 		return
