@@ -284,6 +284,9 @@ func (srv *Server) replicaUnset() {
 	srv.cfg.replPort.Store(0)
 	srv.repl.isReplica.Store(false)
 	srv.repl.shiftIDs("")
+	// Its replicas reconnect to learn the new id, and continue partially
+	// (Redis's replicationUnsetMaster).
+	srv.dropReplicas()
 	srv.repl.mu.Lock()
 	srv.repl.db = -1 // the new master's stream starts with a SELECT
 	srv.repl.mu.Unlock()
