@@ -152,7 +152,7 @@ func (srv *Server) serveStuck(l *Loop, buf []byte) {
 	caller := l.lua.caller.Load()
 	for _, cl := range l.clients {
 		if cl == caller || cl.c == nil || cl.closed || cl.closing || cl.hopOut || cl.held ||
-			cl.blocked != nil || len(cl.qbuf) > 0 || len(cl.out) > 0 || cl.pending || cl.internal ||
+			cl.tls != nil || cl.blocked != nil || len(cl.qbuf) > 0 || len(cl.out) > 0 || cl.pending || cl.internal ||
 			cl.c.OutboundBuffered() > 0 {
 			continue
 		}
