@@ -571,7 +571,7 @@ func (srv *Server) tlsHandshake(tcp *net.TCPConn) {
 }
 
 // tlsConn is a TLS client's session once its handshake is done: only its
-// loop touches it (the watchdog of busy.go skips TLS clients).
+// loop touches it, or busy.go's watchdog while the loop is stuck.
 type tlsConn struct {
 	tc    *tls.Conn
 	p     *tlsPipe
