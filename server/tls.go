@@ -620,6 +620,7 @@ func (t *tlsConn) seal(b []byte) []byte {
 // handshake, then memory the loop fills and drains.
 type tlsPipe struct {
 	raw          net.Conn // during the handshake; nil after
+	w            net.Conn // a replica's socket: sealed bytes go straight to it
 	in           []byte   // ciphertext the loop read, not yet taken
 	out          []byte   // ciphertext sealed, not yet written
 	laddr, raddr net.Addr
@@ -651,6 +652,9 @@ func (p *tlsPipe) Write(b []byte) (int, error) {
 	if p.raw != nil {
 		return p.raw.Write(b)
 	}
+	if p.w != nil {
+		return p.w.Write(b)
+	}
 	p.out = append(p.out, b...)
 	return len(b), nil
 }
@@ -668,6 +672,9 @@ func (p *tlsPipe) takeOut() []byte {
 func (p *tlsPipe) Close() error {
 	if p.raw != nil {
 		return p.raw.Close()
+	}
+	if p.w != nil {
+		return p.w.Close()
 	}
 	return nil
 }
@@ -689,6 +696,9 @@ func (p *tlsPipe) SetWriteDeadline(t time.Time) error {
 	if p.raw != nil {
 		return p.raw.SetWriteDeadline(t)
 	}
+	if p.w != nil {
+		return p.w.SetWriteDeadline(t)
+	}
 	return nil
 }
 
@@ -701,4 +711,51 @@ func (cl *Client) send(b []byte) {
 	if len(b) > 0 {
 		_, _ = cl.c.Write(b)
 	}
+}
+
+// writeTo makes the session write straight to w, the replica's own socket
+// (repl_master.go's sender writes the stream from its goroutine; the loop
+// still reads the replica's acks through the session: tls.Conn reads and
+// writes under separate locks). It returns the net.Conn to write to.
+func (t *tlsConn) writeTo(w net.Conn) net.Conn {
+	if out := t.p.takeOut(); len(out) > 0 {
+		_, _ = w.Write(out)
+	}
+	t.p.w = w
+	return t.tc
+}
+
+// tlsDial runs the client side of a TLS handshake on conn, to the master
+// host (tls-replication), under timeout.
+func (srv *Server) tlsDial(conn net.Conn, host string, timeout time.Duration) (net.Conn, error) {
+	cfg := srv.tls.client.Load()
+	if cfg == nil {
+		conn.Close()
+		return nil, errors.New("TLS is not configured")
+	}
+	// As Redis: the master's chain is verified against the CAs, its
+	// name is not (replicaof often names an IP the certificate lacks).
+	cfg = cfg.Clone()
+	cfg.ServerName = host
+	roots := cfg.RootCAs
+	cfg.InsecureSkipVerify = true
+	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return errors.New("the master sent no certificate")
+		}
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+		return err
+	}
+	tc := tls.Client(conn, cfg)
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	if err := tc.Handshake(); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return tc, nil
 }

@@ -490,3 +490,34 @@ func TestTLSRedisCLIAndBenchmark(t *testing.T) {
 		t.Fatalf("redis-benchmark --tls: %v\n%s", err, out)
 	}
 }
+
+// TestTLSReplication: a replica with tls-replication yes syncs from the
+// master's TLS port (both sides certified by the CA) and follows its
+// writes.
+func TestTLSReplication(t *testing.T) {
+	p := newPKI(t)
+	m, mAddr := startTLSServer(t, p, "--repl-diskless-sync-delay", "0")
+	_, mPort, _ := net.SplitHostPort(mAddr)
+	rep := startServer(t, append(p.serverArgs(), "--tls-replication", "yes")...)
+	ctx := ctxT(t)
+	mc, rc := m.client(t, 2), rep.client(t, 2)
+	if err := mc.Set(ctx, "before", "sync", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Do(ctx, "REPLICAOF", "127.0.0.1", mPort).Err(); err != nil {
+		t.Fatalf("REPLICAOF: %v", err)
+	}
+	waitFor(t, "the replica's link up", func() bool {
+		return strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up")
+	})
+	if err := mc.Set(ctx, "after", "stream", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the streamed write on the replica", func() bool { return rc.Get(ctx, "after").Val() == "stream" })
+	if v := rc.Get(ctx, "before").Val(); v != "sync" {
+		t.Fatalf("replica GET before = %q, want sync", v)
+	}
+	if info := mc.Info(ctx, "replication").Val(); !strings.Contains(info, "connected_slaves:1") {
+		t.Fatalf("master INFO replication:\n%s", info)
+	}
+}
