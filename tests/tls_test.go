@@ -446,6 +446,9 @@ func TestTLSPortOnly(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if want := "Running mode=standalone, port=" + strconv.Itoa(tlsPort) + "."; !strings.Contains(log.String(), want) {
+		t.Errorf("log has no %q (Redis names tls-port when port is 0):\n%s", want, log.String())
+	}
 	c := tlsRedis(t, addr, p.clientConfig(&p.client))
 	if v := c.ConfigGet(ctxT(t), "port").Val()["port"]; v != "0" {
 		t.Fatalf("CONFIG GET port = %q, want 0", v)
