@@ -524,3 +524,30 @@ func TestTLSReplication(t *testing.T) {
 		t.Fatalf("master INFO replication:\n%s", info)
 	}
 }
+
+// TestTLSConfigSetPort: CONFIG SET tls-port opens the TLS listener at run
+// time (configuring TLS first), and tls-port 0 closes it.
+func TestTLSConfigSetPort(t *testing.T) {
+	p := newPKI(t)
+	s := startServer(t, p.serverArgs()...)
+	admin := s.client(t, 2)
+	ctx := ctxT(t)
+	port := freePort(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := tlsPing(addr, p.clientConfig(&p.client)); err == nil {
+		t.Fatal("TLS served before tls-port was set")
+	}
+	if err := admin.ConfigSet(ctx, "tls-port", strconv.Itoa(port)).Err(); err != nil {
+		t.Fatalf("CONFIG SET tls-port %d: %v", port, err)
+	}
+	if err := tlsPing(addr, p.clientConfig(&p.client)); err != nil {
+		t.Fatalf("after CONFIG SET tls-port: %v", err)
+	}
+	if err := admin.ConfigSet(ctx, "tls-port", "0").Err(); err != nil {
+		t.Fatalf("CONFIG SET tls-port 0: %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("tls-port 0: the TLS port still accepts")
+	}
+}
