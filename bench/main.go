@@ -115,7 +115,7 @@ func sizesFor(quick bool, n int) sizes {
 	return s
 }
 
-var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb", "repl", "acl"}
+var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb", "repl", "acl", "tls"}
 
 // ---------------------------------------------------------------------------
 // Processes: every child is registered by PID and stopped by PID on exit,
@@ -895,9 +895,11 @@ type benchSpec struct {
 	custom     []string // or a custom command
 	n, pipe    int
 	rnd, data  int
-	csv        bool   // --csv output; otherwise the full report (for p99.9)
-	clientCPUs string // "" = -client-cpus
-	fsync      string // fsync counting method, see fsyncMethod
+	csv        bool     // --csv output; otherwise the full report (for p99.9)
+	clientCPUs string   // "" = -client-cpus
+	fsync      string   // fsync counting method, see fsyncMethod
+	port       int      // the port to drive, if not the server's plaintext one (tls.go)
+	extra      []string // more redis-benchmark options (--tls ...)
 }
 
 type benchResult struct {
@@ -930,8 +932,13 @@ func (h *harness) runBench(s *server, b benchSpec) (benchResult, error) {
 	if !s.p.alive() {
 		return res, fmt.Errorf("%s is not running; log:\n%s", kindName[s.kind], tail(s.log, 10))
 	}
-	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-c", strconv.Itoa(h.opt.clients),
+	port := s.port
+	if b.port != 0 {
+		port = b.port
+	}
+	args := []string{"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-c", strconv.Itoa(h.opt.clients),
 		"-n", strconv.Itoa(b.n), "-P", strconv.Itoa(b.pipe)}
+	args = append(args, b.extra...)
 	if b.rnd > 0 {
 		args = append(args, "-r", strconv.Itoa(b.rnd))
 	}
@@ -2610,6 +2617,9 @@ func main() {
 	}
 	if h.groups["acl"] {
 		h.aclGroup()
+	}
+	if h.groups["tls"] {
+		h.tlsGroup()
 	}
 
 	if isClosing() {

@@ -41,11 +41,20 @@ func (srv *Server) showBanner() {
 	show := srv.cfg.AlwaysShowLogo() ||
 		(syslog != "yes" && srv.cfg.LogFile() == "" && isTerminal(os.Stdout))
 	if !show {
-		srv.log.Noticef("Running mode=%s, port=%d.", mode, srv.cfg.Port())
+		srv.log.Noticef("Running mode=%s, port=%d.", mode, srv.bannerPort())
 		return
 	}
 	srv.log.Raw(LogLevelNotice, fmt.Sprintf(bannerArt, Version, RedisVersion, strconv.IntSize,
-		mode, len(srv.loops), srv.cfg.Port(), os.Getpid()))
+		mode, len(srv.loops), srv.bannerPort(), os.Getpid()))
+}
+
+// bannerPort is the port the banner names: port, or tls-port when port
+// is 0 (Redis's server.port ? server.port : server.tls_port).
+func (srv *Server) bannerPort() int {
+	if p := srv.cfg.Port(); p != 0 {
+		return p
+	}
+	return srv.cfg.TLSPort()
 }
 
 // isTerminal is isatty(3).

@@ -162,7 +162,17 @@ func (srv *Server) serveStuck(l *Loop, buf []byte) {
 			continue
 		}
 		srv.stats.netInput.Add(int64(n))
-		cl.busyIn = append(cl.busyIn, buf[:n]...)
+		in := buf[:n]
+		if cl.tls != nil {
+			// The loop is stuck in another client's command: nothing
+			// else touches this session meanwhile (tls.go).
+			in = cl.tls.read(in)
+			if cl.tls.err != nil && len(in) == 0 {
+				_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+				continue
+			}
+		}
+		cl.busyIn = append(cl.busyIn, in...)
 		if int64(len(cl.busyIn)) > srv.cfg.ClientQueryBufferLimit() {
 			// The start of a command bigger than the query buffer limit.
 			cl.busyIn = nil
@@ -170,6 +180,9 @@ func (srv *Server) serveStuck(l *Loop, buf []byte) {
 			continue
 		}
 		out := srv.busyServe(l, cl)
+		if cl.tls != nil {
+			out = cl.tls.seal(out)
+		}
 		// A client that does not read its -BUSY replies must not hold the
 		// loop when the script ends (resumeAfterBusy waits for this pass):
 		// after busyWriteWait it is disconnected.

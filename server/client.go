@@ -16,6 +16,7 @@ import (
 // LIST).
 type Client struct {
 	c    gnet.Conn
+	tls  *tlsConn // a TLS client's session (tls.go), nil for plaintext
 	srv  *Server
 	loop *Loop
 	id   int64

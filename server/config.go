@@ -262,6 +262,7 @@ type Config struct {
 	latencyPercentls atomic.Pointer[[]float64]
 
 	cfgInert // options kept for compatibility only (config_compat.go)
+	cfgTLS   // the tls-* options (tls.go)
 }
 
 // ---------------------------------------------------------------------------
@@ -499,7 +500,7 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("metrics-port", "", cfgImmutable|cfgStartOnly, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
 		// metrics-bind: the address the metrics endpoint listens on.
 		cfgStrOpt("metrics-bind", cfgImmutable|cfgStartOnly, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
-	}, cfgInertTable()...)
+	}, append(cfgTLSTable(), cfgInertTable()...)...)
 }
 
 // Directives accepted in config files for backward compatibility and ignored

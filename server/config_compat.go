@@ -23,9 +23,8 @@ package server
 //     and masterauth, masteruser, replica-read-only,
 //     replica-serve-stale-data, replica-ignore-maxmemory, repl-timeout and
 //     replica-announce-ip/port steer its link.
-// Left out on purpose, so they stay "Bad directive": the tls-* options (as
-// in a Redis built without TLS). shutdown-on-sigint/sigterm are real options
-// (shutdown.go).
+// The tls-* options are real (tls.go). shutdown-on-sigint/sigterm are real
+// options (shutdown.go).
 
 import (
 	"strconv"

@@ -287,6 +287,9 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 		return
 	}
 	r.conn = conn
+	if cl.tls != nil {
+		r.conn = cl.tls.writeTo(conn) // the stream is sealed (tls.go)
+	}
 	if err := srv.ensureReplLog(); err != nil {
 		_ = conn.Close()
 		x.Err("ERR " + err.Error())

@@ -405,6 +405,12 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 		rs.state.Store(rlConnect)
 		return fmt.Errorf("Error condition on socket for SYNC: %v", err)
 	}
+	if srv.cfg.TLSReplication() { // the link is TLS (tls.go)
+		if conn, err = srv.tlsDial(conn, host, timeout); err != nil {
+			rs.state.Store(rlConnect)
+			return fmt.Errorf("Error condition on socket for SYNC: %v", err)
+		}
+	}
 	rs.mu.Lock()
 	if rs.gen != gen {
 		rs.mu.Unlock()
@@ -448,6 +454,9 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 		port:   srv.cfg.Port(),
 		replid: "?",
 		off:    -1,
+	}
+	if srv.cfg.TLSReplication() && srv.cfg.TLSPort() != 0 {
+		h.port = srv.cfg.TLSPort() // as Redis: the port a TLS link reaches it on
 	}
 	if p, _ := strconv.Atoi(srv.cfg.getOr("replica-announce-port", "0")); p != 0 {
 		h.port = p

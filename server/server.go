@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,8 @@ type Server struct {
 	loopByEL   map[gnet.EventLoop]*Loop
 	probeToken string
 	probes     []net.Conn
+	probeUnix  string // the private socket the loops are found on without a TCP port
+	tls        tlsServer
 
 	nextClientID atomic.Int64
 	nclients     atomic.Int64
@@ -282,8 +285,16 @@ func Run(cfg *Config, log *Logger) error {
 		}
 		gaddrs = append(append([]string(nil), addrs...), "unix://"+unixPath)
 	}
-	if len(gaddrs) == 0 {
+	if len(gaddrs) == 0 && cfg.TLSPort() == 0 {
 		return errors.New("Configured to not listen anywhere, exiting.")
+	}
+	if len(gaddrs) == 0 {
+		// tls-port only: gnet still needs an address of its own to find
+		// its loops on (discoverLoops), a unix socket nobody else knows;
+		// its file is removed once the loops are found.
+		srv.probeUnix = filepath.Join(os.TempDir(), fmt.Sprintf("redshard-%d-%x.sock", os.Getpid(), tok[:4]))
+		_ = os.Remove(srv.probeUnix)
+		gaddrs = []string{"unix://" + srv.probeUnix}
 	}
 	srv.log.Noticef("redshard %s (Redis %s compatible), pid %d, %d shards", Version, RedisVersion, os.Getpid(), n)
 	for _, w := range cfg.Warnings() {
@@ -303,10 +314,17 @@ func Run(cfg *Config, log *Logger) error {
 			gnet.WithLogger(gnetLogger{srv.log}),
 		)
 	}()
-	if err := srv.discoverLoops(errc); err != nil {
+	err := srv.discoverLoops(errc)
+	if srv.probeUnix != "" {
+		_ = os.Remove(srv.probeUnix)
+	}
+	if err != nil {
 		return err
 	}
 	srv.initListeners(addrs)
+	if err := srv.initTLS(); err != nil {
+		return err
+	}
 	if unixPath != "" {
 		if perm := cfg.UnixSocketPerm(); perm != 0 {
 			_ = os.Chmod(unixPath, perm) // unchecked, as in Redis's anetUnixServer
@@ -431,6 +449,9 @@ func (srv *Server) discoverLoops(errc chan error) error {
 	network, addr := "tcp", srv.dialAddr()
 	if len(srv.listenAddrs()) == 0 { // unix socket only
 		network, addr = "unix", srv.cfg.UnixSocket()
+		if srv.probeUnix != "" {
+			addr = srv.probeUnix
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -507,6 +528,12 @@ func (srv *Server) OnShutdown(gnet.Engine) {}
 
 func (srv *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	cl := &Client{c: c, srv: srv}
+	if t, ok := c.Context().(*tlsConn); ok {
+		cl.tls = t
+		// The handshake may have read the client's first commands with
+		// its last record: a wake-up serves them (OnTraffic).
+		_ = c.Wake(nil)
+	}
 	c.SetContext(cl)
 	if !srv.ready.Load() {
 		cl.pending = true // a probe, or a client that came very early
@@ -514,6 +541,9 @@ func (srv *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	}
 	if msg := srv.admit(c); msg != "" {
 		cl.internal = true // never registered
+		if cl.tls != nil {
+			return append([]byte(nil), cl.tls.seal([]byte(msg))...), gnet.Close
+		}
 		return []byte(msg), gnet.Close
 	}
 	srv.openClient(cl)
@@ -611,6 +641,15 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 	}()
 	data, _ := c.Next(-1)
+	if cl.tls != nil {
+		data = cl.tls.read(data)
+		if out := cl.tls.p.takeOut(); len(out) > 0 {
+			_, _ = c.Write(out) // an alert, a key update
+		}
+		if cl.tls.err != nil && len(data) == 0 {
+			return gnet.Close // close_notify, a bad record
+		}
+	}
 	if cl.pending {
 		if !srv.ready.Load() && string(data) == srv.probeToken {
 			srv.loopMu.Lock()
@@ -627,12 +666,12 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 			return gnet.None
 		}
 		if !srv.ready.Load() {
-			_, _ = c.Write([]byte("-LOADING Redis is loading the dataset in memory\r\n"))
+			cl.send([]byte("-LOADING Redis is loading the dataset in memory\r\n"))
 			return gnet.None
 		}
 		if msg := srv.admit(c); msg != "" {
 			cl.internal = true
-			_, _ = c.Write([]byte(msg))
+			cl.send([]byte(msg))
 			return gnet.Close
 		}
 		srv.openClient(cl)
@@ -730,7 +769,7 @@ func (cl *Client) writeOut() {
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		cl.loop.stats.writes++
-		_, _ = cl.c.Write(cl.out)
+		cl.send(cl.out)
 		if cap(cl.out) > 64<<10 {
 			cl.out = nil
 		} else {
