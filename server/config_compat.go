@@ -22,7 +22,8 @@ package server
 //     shows "<host> <port>" while the server is a replica, "" otherwise,
 //     and masterauth, masteruser, replica-read-only,
 //     replica-serve-stale-data, replica-ignore-maxmemory, repl-timeout and
-//     replica-announce-ip/port steer its link.
+//     replica-announce-ip/port steer its link; repl-diskless-load is
+//     real too (replica_load.go).
 // The tls-* options are real (tls.go). shutdown-on-sigint/sigterm are real
 // options (shutdown.go).
 
