@@ -129,7 +129,8 @@ func (srv *Server) replSocketLoad(gen uint64, br *bufio.Reader, res psyncReply) 
 		if terr != io.EOF && terr != nil {
 			err = terr // the link failed: the parser only saw its end
 		}
-		rs.psyncable.Store(async) // the old data set is still this history's
+		// The old data set is untouched: whether a PSYNC may continue it
+		// is what it was before.
 		if async {
 			srv.log.Warningf("Failed trying to load the MASTER synchronization DB from socket, check server logs.")
 			srv.log.Noticef("MASTER <-> REPLICA sync: Discarding temporary DB in background")
