@@ -1,9 +1,13 @@
 package tests
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,5 +190,78 @@ func TestACLUserLinesAndACLFileAreExclusive(t *testing.T) {
 			t.Fatalf("log:\n%s", s.log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// An AUTH flood with wrong passwords, from many connections at once, is
+// answered WRONGPASS each time and counted in ACL LOG, while another
+// client's commands keep being served without waiting behind it.
+func TestACLAuthFloodDoesNotSlowOthers(t *testing.T) {
+	ctx := context.Background()
+	s := startServer(t, "--shards", "2")
+	if err := s.client(t, 2).ConfigSet(ctx, "requirepass", "secret").Err(); err != nil {
+		t.Fatal(err)
+	}
+	good := s.clientWith(t, func(o *redis.Options) { o.Password = "secret" })
+	if err := good.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now()
+	for i := 0; i < 200; i++ {
+		if err := good.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiet := time.Since(base) / 200
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var attempts atomic.Int64
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rc := s.raw(t)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rc.write(resp("AUTH", "default", "wrong"))
+				if line := rc.line(); !strings.HasPrefix(line, "-WRONGPASS") {
+					t.Errorf("AUTH with a wrong password: %q", line)
+					return
+				}
+				attempts.Add(1)
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	base = time.Now()
+	for i := 0; i < 200; i++ {
+		if err := good.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flooded := time.Since(base) / 200
+	close(stop)
+	wg.Wait()
+	t.Logf("PING %v quiet, %v during %d failed AUTHs", quiet, flooded, attempts.Load())
+	if attempts.Load() < 1000 {
+		t.Errorf("only %d failed AUTHs answered", attempts.Load())
+	}
+	// Other clients are served between the flood's commands: a PING does
+	// not wait for the flood (a loop held by it would cost milliseconds).
+	if flooded > 20*time.Millisecond {
+		t.Errorf("a PING took %v on average during the AUTH flood (%v before)", flooded, quiet)
+	}
+	entries, err := good.Do(ctx, "ACL", "LOG", "1").Slice()
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("ACL LOG 1: %v %v", entries, err)
+	}
+	e := fmt.Sprint(entries[0])
+	if !strings.Contains(e, "auth") || !strings.Contains(e, "default") {
+		t.Errorf("ACL LOG entry of the flood: %s", e)
 	}
 }
