@@ -400,7 +400,12 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 		}
 	}
 	rs.state.Store(rlConnecting)
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), timeout)
+	d := net.Dialer{Timeout: timeout}
+	if src := srv.cfg.getOr("bind-source-addr", ""); src != "" {
+		// The link leaves from this address (Redis's bind-source-addr).
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(src)}
+	}
+	conn, err := d.Dial("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		rs.state.Store(rlConnect)
 		return fmt.Errorf("Error condition on socket for SYNC: %v", err)
