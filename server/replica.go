@@ -780,19 +780,7 @@ func (srv *Server) replFullSync(gen uint64, br *bufio.Reader, lr *linkReader, re
 	if err != nil {
 		return fmt.Errorf("Opening the temp file needed for MASTER <-> REPLICA synchronization: %v", err)
 	}
-	logged := false
-	err = readPayload(br, f, func(read, total int64) {
-		rs.xferRead.Store(read)
-		if !logged {
-			logged = true
-			rs.xferSize.Store(total)
-			if total < 0 {
-				srv.log.Noticef("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk")
-			} else {
-				srv.log.Noticef("MASTER <-> REPLICA sync: receiving %d bytes from master to disk", total)
-			}
-		}
-	})
+	err = readPayload(br, f, srv.xferProgress("disk"))
 	if err == nil {
 		err = f.Sync()
 	}
@@ -852,6 +840,27 @@ func (srv *Server) replFullSync(gen uint64, br *bufio.Reader, lr *linkReader, re
 		srv.sysRequest(bgrewriteaofRequest)
 	}
 	return nil
+}
+
+// xferProgress is readPayload's progress callback for a full sync going
+// to dest ("disk" or "parser"): INFO's master_sync_* fields and Redis's
+// first log line.
+func (srv *Server) xferProgress(dest string) func(read, total int64) {
+	rs := &srv.rs
+	logged := false
+	return func(read, total int64) {
+		rs.xferRead.Store(read)
+		if logged {
+			return
+		}
+		logged = true
+		rs.xferSize.Store(total)
+		if total < 0 {
+			srv.log.Noticef("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to %s", dest)
+		} else {
+			srv.log.Noticef("MASTER <-> REPLICA sync: receiving %d bytes from master to %s", total, dest)
+		}
+	}
 }
 
 // onLoop0 runs fn on loop 0 and waits for it; false if the loops stop.

@@ -86,20 +86,8 @@ func (srv *Server) replSocketLoad(gen uint64, br *bufio.Reader, res psyncReply) 
 	srv.log.Noticef("MASTER <-> REPLICA sync: Loading DB in memory")
 	pr, pw := io.Pipe()
 	xfer := make(chan error, 1)
-	logged := false
 	go func() {
-		err := readPayload(br, pw, func(read, total int64) {
-			rs.xferRead.Store(read)
-			if !logged {
-				logged = true
-				rs.xferSize.Store(total)
-				if total < 0 {
-					srv.log.Noticef("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser")
-				} else {
-					srv.log.Noticef("MASTER <-> REPLICA sync: receiving %d bytes from master to parser", total)
-				}
-			}
-		})
+		err := readPayload(br, pw, srv.xferProgress("parser"))
 		if err == nil {
 			err = io.EOF
 		}

@@ -413,17 +413,23 @@ func (srv *Server) cancelShutdownLocked() {
 	st.asap = false
 	st.lastSig = nil
 	for _, w := range st.blocked {
-		if w.state.CompareAndSwap(wWaiting, wClaimed) {
-			w.out = resp.AppendError(w.out[:0], errShutdownFailed)
-			w.state.Store(wDone)
-			_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
-		}
+		failShutdownWaiter(w)
 	}
 	st.blocked = nil
 	srv.unpauseClients(pauseByShutdown)
 }
 
 const errShutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs."
+
+// failShutdownWaiter answers a blocked SHUTDOWN with the error, on its
+// home loop, unless its wait ended otherwise.
+func failShutdownWaiter(w *waiter) {
+	if w.state.CompareAndSwap(wWaiting, wClaimed) {
+		w.out = resp.AppendError(w.out[:0], errShutdownFailed)
+		w.state.Store(wDone)
+		_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+	}
+}
 
 // shutdownBlocked is the registration of a SHUTDOWN's waiter (blocking.go).
 func (srv *Server) shutdownBlocked(w *waiter) {
@@ -432,12 +438,7 @@ func (srv *Server) shutdownBlocked(w *waiter) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.waitUntil.Load() == 0 && !st.exiting {
-		// Ended before the client blocked: it fails now.
-		if w.state.CompareAndSwap(wWaiting, wClaimed) {
-			w.out = resp.AppendError(w.out[:0], errShutdownFailed)
-			w.state.Store(wDone)
-			_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
-		}
+		failShutdownWaiter(w) // ended before the client blocked
 		return
 	}
 	st.blocked = append(st.blocked, w)
