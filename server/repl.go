@@ -83,6 +83,10 @@ func (r *replState) init(backlogSize int64) {
 	r.second = -1
 	r.db = -1
 	r.backlogSize = backlogSize
+	// The first PING leaves a period after the start, as Redis's
+	// (replication_cron_loops % repl-ping-replica-period): a replica that
+	// attaches at once sees offset 0 until the first write.
+	r.lastPing = time.Now()
 }
 
 // ensureBacklog creates the backlog if there is none (the first replica).
