@@ -96,6 +96,7 @@ func (l *Loop) cron() {
 	if l.srv.shardBudget.Load() != 0 && !l.srv.replIgnoresMaxmemory() {
 		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
 	}
+	l.trackCron() // tracking-table-max-keys, the expiry's invalidations (tracking.go)
 	everySec := l.timeoutCheck.Before(now)
 	l.clientMemCron(now, everySec) // query buffers, replies gnet has sent since (clientmem.go)
 	if everySec {

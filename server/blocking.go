@@ -563,7 +563,10 @@ func (l *Loop) serveOne(w *waiter, key []byte, held uint64) bool {
 	x.mask = 0 // served as Redis serves: no maxmemory check (call's makeRoom)
 	x.Out = x.Out[:0]
 	x.ServeKey = key
+	x.as = w.cl.id
 	l.call(x, w.cmd, w.argv)
+	x.as = 0
+	l.trackFlush(held, w.cl.id) // the invalidations of its changes (tracking.go)
 	x.ServeKey = nil
 	if x.Blocked() {
 		x.BlockKeys, x.BlockArgv = nil, nil
@@ -668,6 +671,7 @@ func (cl *Client) finishWait(w *waiter) {
 	switch w.state.Load() {
 	case wDone:
 		cl.out = append(cl.out, w.out...)
+		cl.trackLater() // invalidations of its own changes, after the reply (tracking.go)
 		if w.need > cl.need {
 			cl.need = w.need
 		}
@@ -729,7 +733,8 @@ func (cl *Client) startRetry(w *waiter) {
 	h.buf = h.buf[:0]
 	h.blocked = nil
 	h.retry, h.stamp = w, w.stamp // it takes w's places in line
-	h.add(w.cmd, w.argv, true)    // copies the arguments into h.buf
+	h.trk = h.trk[:0]
+	h.add(w.cmd, w.argv, true, false) // copies the arguments into h.buf
 	target, mask := cl.placementOf(w.cmd, w.argv, len(cl.srv.shards))
 	h.tx = mask != 0
 	h.mask = mask

@@ -15,6 +15,7 @@ import (
 // while a cross-shard transaction that has taken every loop reads it (CLIENT
 // LIST).
 type Client struct {
+	trk  clientTrack // CLIENT TRACKING (tracking.go)
 	c    gnet.Conn
 	tls  *tlsConn // a TLS client's session (tls.go), nil for plaintext
 	srv  *Server
@@ -102,7 +103,8 @@ func (cl *Client) onClose() {
 	cl.multiClose()
 	cl.stopMonitor() // monitor.go
 	cl.replicaClosed()
-	cl.dropMem() // clientmem.go
+	cl.disableTracking() // tracking.go
+	cl.dropMem()         // clientmem.go
 }
 
 // setAuthenticated records whether the client may run commands; until it

@@ -89,6 +89,7 @@ func (cl *Client) clientInfoString() string {
 	if cl.noTouch {
 		b = append(b, 'T')
 	}
+	b = cl.trackInfoFlags(b) // tracking.go
 	if len(b) == n {
 		b = append(b, 'N')
 	}
@@ -159,7 +160,9 @@ func (cl *Client) clientInfoString() string {
 	b = append(b, cmd...)
 	b = append(b, " user="...)
 	b = append(b, cl.userName()...) // acl.go
-	b = append(b, " redir=-1 resp="...)
+	b = append(b, " redir="...)
+	b = strconv.AppendInt(b, cl.trackRedirInfo(), 10)
+	b = append(b, " resp="...)
 	b = strconv.AppendInt(b, int64(cl.proto), 10)
 	if cl.libName != "" || cl.libVer != "" {
 		b = append(b, " lib-name="...)

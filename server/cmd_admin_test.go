@@ -82,7 +82,7 @@ func admDo(srv *Server, cl *Client, args ...string) string {
 	if msg := cl.check(cmd, argv); msg != "" {
 		cl.reject(cmd, msg)
 	} else {
-		cl.loop.runLocal(cl, cmd, argv, false)
+		cl.loop.runLocal(cl, cmd, argv, false, false)
 	}
 	out := string(cl.out[start:])
 	cl.out = cl.out[:0]

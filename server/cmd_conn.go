@@ -12,7 +12,7 @@ import (
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
 var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, snapshotCommands, memoryServerCommands, pubsubCommands,
-	multiCommands, aclCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, failoverCommands, scriptCommands, functionCommands)
+	multiCommands, aclCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, failoverCommands, scriptCommands, functionCommands, trackingCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd
@@ -74,6 +74,7 @@ func cmdReset(x *Exec, argv [][]byte) {
 	cl.user = cl.srv.acl.Default()
 	cl.setAuthenticated(cl.srv.defaultAuthenticated())
 	cl.stopMonitor()
+	cl.disableTracking() // tracking.go
 	x.Simple("RESET")
 }
 

@@ -365,7 +365,7 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 		cmd.flags&flagNoAsyncLoading != 0 && cl.srv.rs.asyncLoading.Load() { // replica_load.go
 		return loadingError
 	}
-	if cl.obs.monitor {
+	if cl.obs.monitor || cl.rep != nil {
 		return cl.monitorCheck(cmd) // monitor.go
 	}
 	return ""

@@ -65,6 +65,7 @@ type hop struct {
 	mask   uint64 // transaction: the shards taken; 0 for a hop
 	cmds   []*Cmd
 	argv   [][][]byte
+	trk    []bool // per command: remember its keys (tracking.go)
 	out    []byte
 	db     int
 	proto  int
@@ -96,6 +97,12 @@ type hop struct {
 
 // onData is called by the home loop with the bytes just read.
 func (cl *Client) onData(data []byte) {
+	if cl.loop.ps.in.nonEmpty.Load() {
+		// Messages queued for this loop before this input arrived go out
+		// before its replies (an invalidation before the reply of a read
+		// sent after the writer was answered, tracking.go).
+		cl.loop.drainInbox(nil, false)
+	}
 	if cl.hopOut || cl.held || cl.blocked != nil || len(cl.qbuf) > 0 {
 		if cl.closing {
 			return // input after the client is to be closed is dropped
@@ -187,8 +194,10 @@ func (cl *Client) process(own bool) {
 			pos += n
 			continue
 		}
+		trk, decided := false, false
 		if mask == 0 && (target < 0 || target == loop.id) {
-			loop.runLocal(cl, cmd, argv, target >= 0)
+			trk, decided = cl.trk.on && cl.trackFor(cmd), true // tracking.go
+			loop.runLocal(cl, cmd, argv, target >= 0, trk)
 			if !cl.escalated {
 				pos += n
 				if cl.blocked != nil {
@@ -210,7 +219,10 @@ func (cl *Client) process(own bool) {
 			cl.process(true)
 			return
 		}
-		pos = cl.startRemote(cmd, argv, n, target, mask, data, pos)
+		if !decided {
+			trk = cl.trk.on && cl.trackFor(cmd) // tracking.go
+		}
+		pos = cl.startRemote(cmd, argv, n, target, mask, data, pos, trk)
 		break
 	}
 	rest := data[pos:]
@@ -239,7 +251,7 @@ func (cl *Client) process(own bool) {
 
 // startRemote gathers the run of commands that starts with argv (n bytes at
 // data[pos:]) and sends it away; it returns the position after the run.
-func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint64, data []byte, pos int) int {
+func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint64, data []byte, pos int, trk bool) int {
 	h := &cl.hop
 	h.cmds = h.cmds[:0]
 	h.argv = h.argv[:0]
@@ -253,7 +265,8 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 	h.restart = -1
 	h.target = target
 	h.buf = h.buf[:0]
-	h.add(cmd, argv, data[pos] != '*')
+	h.trk = h.trk[:0]
+	h.add(cmd, argv, data[pos] != '*', trk)
 	pos += n
 	// A blocking command ends its run: what follows it must wait for it.
 	for len(h.cmds) < maxRun && h.cmds[len(h.cmds)-1].flags&flagBlocking == 0 {
@@ -273,7 +286,7 @@ func (cl *Client) startRemote(cmd *Cmd, argv [][]byte, n, target int, mask uint6
 		} else if mask2 != 0 || target2 != target {
 			break
 		}
-		h.add(cmd2, argv2, data[pos] != '*')
+		h.add(cmd2, argv2, data[pos] != '*', cl.trk.on && cl.trackFor(cmd2))
 		pos += n2
 	}
 	if h.cmds[len(h.cmds)-1].flags&flagBlocking != 0 {
@@ -324,8 +337,9 @@ func (cl *Client) launch() {
 // add appends a command to the run. Multibulk argv points into the client's
 // query buffer, which stays put while the hop is out; inline argv points into
 // the parser's scratch space, which the next parse reuses, so it is copied.
-func (h *hop) add(cmd *Cmd, argv [][]byte, inline bool) {
+func (h *hop) add(cmd *Cmd, argv [][]byte, inline, trk bool) {
 	h.cmds = append(h.cmds, cmd)
+	h.trk = append(h.trk, trk)
 	if inline {
 		for i, a := range argv {
 			start := len(h.buf)
@@ -431,6 +445,7 @@ func (cl *Client) hopDone(context.Context) error {
 	h := &cl.hop
 	if !cl.obs.obufKill { // else closed for its output limits meanwhile: dropped
 		cl.out = append(cl.out, h.out...)
+		cl.trackLater() // invalidations of its own changes, after their replies (tracking.go)
 	}
 	if h.restart < 0 || cl.closed {
 		for i := range h.argv {
@@ -499,6 +514,8 @@ func (cl *Client) relaunch() {
 	n := len(h.cmds) - r
 	copy(h.cmds, h.cmds[r:])
 	h.cmds = h.cmds[:n]
+	copy(h.trk, h.trk[r:])
+	h.trk = h.trk[:n]
 	h.argv = h.argv[:n]
 	h.out = h.out[:0]
 	h.need = 0
@@ -553,6 +570,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 			break
 		}
 		x.dropReply = h.dropAll || (i == 0 && h.dropFirst)
+		x.trk = h.trk[i]
 		l.call(x, cmd, h.argv[i])
 		if x.escalate {
 			x.escalate = false
@@ -575,6 +593,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	x.Out = nil
 	x.cl = nil
 	x.hop = nil
+	x.trk = false
 	for m := mask; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros64(m)
 		l.srv.shards[i].NoTouch = false
@@ -591,10 +610,11 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 }
 
 // runLocal runs one command on the home loop.
-func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
+func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed, trk bool) {
 	x := &l.x
 	ms := l.batchNow()
 	x.reset(cl, cl.db, cl.proto, ms)
+	x.trk = trk
 	x.mask = 1 << uint(l.id)
 	x.Out = cl.out
 	start := len(cl.out)
@@ -642,6 +662,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed bool) {
 	cl.replyDone(start) // CLIENT REPLY OFF/SKIP
 	x.Out = nil
 	x.cl = nil
+	x.trk = false
 	cl.afterLocal(cmd)
 }
 
@@ -683,7 +704,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	// within their share (Redis's processCommand calls performEvictions
 	// before each command). Inside EXEC the room was made once for the
 	// whole transaction (multi.go).
-	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && !l.makeRoom(x.mask) && cmd.flags&flagDenyOOM != 0 {
+	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && !l.evictFirst(x) && cmd.flags&flagDenyOOM != 0 {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)
 		x.Out = resp.AppendError(x.Out, oomError)
@@ -721,6 +742,14 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 	}
 	l.curCl, l.curArgv = nil, nil
+	if x.trk && x.cl != nil { // CLIENT TRACKING: remember what it read (tracking.go)
+		if cmd.script == 0 && cmd.flags&flagReadonly != 0 || cmd.script != 0 && l.lua.run.trkRead {
+			l.trackKeys(x, cmd, argv)
+		}
+	}
+	if x.running == nil {
+		l.trackAfter(x) // the invalidations of what it changed leave now (tracking.go)
+	}
 	st := &l.stats.cmds[cmd.id]
 	// A command that blocked is counted when its wait ends, served or
 	// not (Redis's updateStatsOnUnblock; blocking.go's finishWait).
@@ -759,6 +788,10 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 // auth, ...), counting it as Redis does (rejected_calls, errorstats).
 func (cl *Client) reject(cmd *Cmd, msg string) {
 	msg = cl.multiReject(cmd, msg) // flags a transaction being queued (multi.go)
+	if cl.rep != nil && cmd != nil {
+		// An error to a replica is a bug somewhere: Redis logs it so.
+		cl.srv.log.Warningf("== CRITICAL == This master is sending an error to its replica: '%s' after processing the command '%s'", msg, cmd.fullName)
+	}
 	start := len(cl.out)
 	cl.out = resp.AppendError(cl.out, msg)
 	cl.replyDone(start) // CLIENT REPLY OFF/SKIP

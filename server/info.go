@@ -345,7 +345,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("client_recent_max_input_buffer", t.maxQbuf)
 		w.int("client_recent_max_output_buffer", t.maxOut)
 		w.int("blocked_clients", srv.blk.clients.Load())
-		w.int("tracking_clients", 0)
+		w.int("tracking_clients", srv.trk.shared.Clients.Load())
 		w.int("clients_in_timeout_table", srv.blk.timed.Load())
 	}
 
@@ -467,9 +467,9 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("active_defrag_key_misses", 0)
 		w.int("total_active_defrag_time", 0)
 		w.int("current_active_defrag_time", 0)
-		w.int("tracking_total_keys", 0)
-		w.int("tracking_total_items", 0)
-		w.int("tracking_total_prefixes", 0)
+		w.int("tracking_total_keys", srv.trk.shared.Keys.Load())
+		w.int("tracking_total_items", srv.trk.shared.Items.Load())
+		w.int("tracking_total_prefixes", srv.trk.nprefix.Load())
 		w.int("unexpected_error_replies", 0)
 		w.int("total_error_replies", t.totalErrs)
 		w.int("dump_payload_sanitizations", 0)

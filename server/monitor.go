@@ -49,11 +49,12 @@ func cmdMonitor(x *Exec, argv [][]byte) {
 	x.OK()
 }
 
-// monitorCheck is the error a MONITOR client gets for a command that reads,
-// writes or may replicate: Redis's monitors are replicas, and replicas
-// can't touch the keyspace (processCommand). "" when the command may run.
+// monitorCheck is the error a MONITOR client or a replica gets for a
+// command that reads, writes or may replicate: Redis's monitors are
+// replicas, and replicas can't touch the keyspace (processCommand). "" when
+// the command may run.
 func (cl *Client) monitorCheck(cmd *Cmd) string {
-	if !cl.obs.monitor {
+	if !cl.obs.monitor && cl.rep == nil {
 		return ""
 	}
 	if f := cl.srv.obs.flags; cmd.id < len(f) && f[cmd.id]&obsKeyspace != 0 {

@@ -18,7 +18,7 @@ func mxDo(srv *Server, cl *Client, args ...string) string {
 	}
 	start := len(cl.out)
 	if cmd, target, _, rejected := cl.route(argv); !rejected {
-		cl.loop.runLocal(cl, cmd, argv, target >= 0)
+		cl.loop.runLocal(cl, cmd, argv, target >= 0, false)
 	}
 	out := string(cl.out[start:])
 	cl.out = cl.out[:0]

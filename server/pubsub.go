@@ -147,10 +147,11 @@ type loopPubsub struct {
 }
 
 type inbox struct {
-	mu     sync.Mutex
-	buf    []byte // message tails: bulk(channel) bulk(message)
-	ents   []inboxEnt
-	queued bool // a drain task is queued
+	mu       sync.Mutex
+	buf      []byte // message tails: bulk(channel) bulk(message)
+	ents     []inboxEnt
+	queued   bool        // a drain task is queued
+	nonEmpty atomic.Bool // ents is not empty (read without the lock)
 }
 
 type inboxEnt struct {
@@ -159,6 +160,10 @@ type inboxEnt struct {
 	kind     uint8
 	off, end int
 	need     uint64 // log position the frame waits for (notifications)
+	// tracking's entries (tracking.go): the client by id, and whose
+	// change it was
+	id, from int64
+	self     bool
 }
 
 type target struct {
@@ -243,6 +248,7 @@ func (srv *Server) publish(l *Loop, kind uint8, channel, msg []byte, need uint64
 				ib.ents = append(ib.ents, inboxEnt{cl: ts[j].cl, pat: ts[j].pat, kind: ts[j].kind, off: off, end: end, need: need})
 				ts[j] = target{}
 			}
+			ib.nonEmpty.Store(true)
 			wake := !ib.queued
 			ib.queued = true
 			ib.mu.Unlock()
@@ -285,6 +291,7 @@ func (l *Loop) drainInbox(x *Exec, task bool) {
 	ib.mu.Lock()
 	buf, ents := ib.buf, ib.ents
 	ib.buf, ib.ents = l.ps.spareBuf[:0], l.ps.spareEnts[:0]
+	ib.nonEmpty.Store(false)
 	if task {
 		ib.queued = false
 	}
@@ -296,7 +303,9 @@ func (l *Loop) drainInbox(x *Exec, task bool) {
 	for i := range ents {
 		e := &ents[i]
 		cl := e.cl
-		if !cl.closed && !cl.closing {
+		if e.kind >= kindInval {
+			l.drainTracking(x, e, buf[e.off:e.end]) // tracking.go
+		} else if !cl.closed && !cl.closing {
 			if cl == cur {
 				x.Out = appendFrame(x.Out, cl.proto, e.kind, e.pat, buf[e.off:e.end])
 			} else {
@@ -331,6 +340,11 @@ func (l *Loop) drainInbox(x *Exec, task bool) {
 		cl.checkOutputLimit(true)
 	}
 	l.ps.touched = touched[:0]
+}
+
+// wakeInbox queues the drain task of the loop's inbox.
+func (l *Loop) wakeInbox() {
+	_ = l.el.Execute(context.Background(), l.ps.drainRun)
 }
 
 func appendFrame(b []byte, proto int, kind uint8, pat, tail []byte) []byte {

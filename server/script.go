@@ -311,6 +311,7 @@ type scriptRun struct {
 	need    uint64
 	now     bool
 	keys    [16]int
+	trkRead bool // it called a read-only command: its caller tracks its keys (tracking.go)
 }
 
 // propHold is what a transaction or script logs, held until it ends:
@@ -481,6 +482,7 @@ func (l *Loop) beginScript(x *Exec, eng *lua.Engine, flags uint64, ro bool, name
 	r := &l.lua.run
 	r.l = l
 	r.active = true
+	r.trkRead = false
 	r.eng = eng
 	r.cl = x.cl
 	r.db = x.DB
@@ -686,6 +688,9 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 		srv.shards[bits.TrailingZeros64(m)].SetNow(x.NowMs)
 	}
 	l.call(x, cmd, argv)
+	if cmd.flags&flagReadonly != 0 {
+		r.trkRead = true
+	}
 	if srv.persist != nil {
 		n, now := l.track(cmd, argv, hold, x.Prop.Dirty > 0)
 		if n > r.need {

@@ -37,6 +37,7 @@ const (
 
 // Server is one redshard process.
 type Server struct {
+	trk    serverTrack // CLIENT TRACKING (tracking.go)
 	cfg    *Config
 	tun    *shard.Tunables
 	log    *Logger
@@ -123,6 +124,9 @@ type Loop struct {
 
 	clients map[int64]*Client
 
+	trk        loopTrack    // CLIENT TRACKING delivery scratch (tracking.go)
+	trkClients atomic.Int32 // tracking clients homed here
+
 	x         Exec
 	cmdCache  cmdCache // the last command looked up (commands.go)
 	nowMs     int64
@@ -186,6 +190,12 @@ type Exec struct {
 	// script passing on the error of a command it called).
 	errCounted bool
 	waitFor    *replWait // a WAIT that blocks (repl_wait.go)
+	// trk: remember the keys of a read-only command for cl's tracking
+	// (tracking.go), decided at home per command.
+	trk bool
+	// as is the client a command runs for when cl is nil (a blocked
+	// client being served), for its invalidations (tracking.go).
+	as int64
 	shutWait   bool      // a SHUTDOWN that waits (shutdown.go)
 }
 
@@ -246,6 +256,7 @@ func Run(cfg *Config, log *Logger) error {
 		return err
 	}
 	srv.initPubsub()
+	srv.initTracking()
 	srv.initObs() // introspection state (obs.go)
 	shard.OnFlush = srv.releaseMemory
 	// Signals are caught from here on: a SIGTERM while the AOF opens or

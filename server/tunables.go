@@ -49,5 +49,6 @@ func (srv *Server) newShard(id int) *shard.Shard {
 	sh.OnVerbose = func(msg string) { srv.log.Verbosef("%s", msg) }
 	sh.KeepExpired = srv.keepExpired // pause.go
 	sh.OwnExpiry = srv.repl.isReplica.Load
+	sh.Trk = &srv.trk.shared // tracking.go
 	return sh
 }

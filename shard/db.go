@@ -199,7 +199,9 @@ func (db *DB) expireSlot(slot int32) {
 	}
 	e := db.at(slot)
 	db.sh.onExpired(db, db.key(e))
+	db.sh.trk.anon = true // no client's change (tracking.go)
 	db.Delete(slot)
+	db.sh.trk.anon = false
 }
 
 // Key returns a slot's key. The slice aliases slab memory: copy it before the
@@ -522,6 +524,7 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 // Flush removes every key.
 func (db *DB) Flush() {
 	db.sh.touchAll(db.ID, db, nil) // WATCH (watch.go)
+	db.sh.trackFlush()              // CLIENT TRACKING (tracking.go)
 	if db.sh.rw != nil {
 		db.sh.RewriteAll() // the image is the state at the cut
 	}

@@ -78,7 +78,9 @@ func (s *Shard) ExpireOwn() int {
 		if db.expAt[db.at(slot).xpos] <= s.now {
 			delete(s.ownExpiring, k)
 			s.onExpired(db, db.key(db.at(slot)))
+			s.trk.anon = true
 			db.Delete(slot)
+			s.trk.anon = false
 			n++
 		}
 	}

@@ -48,6 +48,11 @@ type Shard struct {
 	watched []watchMap
 	watchN  int
 
+	// CLIENT TRACKING (tracking.go): the keys tracking clients read, and
+	// the state all shards share (set by the server).
+	trk trackTable
+	Trk *TrackShared
+
 	Stats Stats
 
 	// Cfg holds the config values the data types read.
@@ -165,6 +170,7 @@ func (s *Shard) SwapDB(a, b int) {
 	}
 	s.touchAll(a, s.DBs[a], s.DBs[b]) // WATCH (watch.go)
 	s.touchAll(b, s.DBs[b], s.DBs[a])
+	s.trackFlush() // CLIENT TRACKING (tracking.go)
 	s.DBs[a], s.DBs[b] = s.DBs[b], s.DBs[a]
 	s.DBs[a].ID, s.DBs[b].ID = a, b
 	s.keysChanged++
@@ -178,6 +184,7 @@ func (s *Shard) FlushAll() {
 	if s.rw != nil {
 		s.RewriteAll()
 	}
+	s.trackFlush() // CLIENT TRACKING (tracking.go)
 	for i := range s.DBs {
 		s.touchAll(i, s.DBs[i], nil) // WATCH (watch.go)
 		s.DBs[i].release()
@@ -204,6 +211,7 @@ func (s *Shard) Adopt(o *Shard) {
 	if s.rw != nil {
 		s.RewriteAll()
 	}
+	s.trackFlush() // CLIENT TRACKING (tracking.go)
 	for i := range s.DBs {
 		nd := newDB(s, i)
 		if i < len(o.DBs) {

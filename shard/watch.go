@@ -98,18 +98,22 @@ func (s *Shard) Watched() int { return s.watchN }
 // touch marks the watchers of key dirty; gone says the key has just been
 // deleted (Redis's touchWatchedKey, called after the change).
 func (db *DB) touch(key []byte, gone bool) {
-	if db.sh.watchN == 0 {
-		return
+	if db.sh.watchN != 0 {
+		db.sh.touchKey(db.ID, key, gone)
 	}
-	db.sh.touchKey(db.ID, key, gone)
+	if db.sh.tracking() {
+		db.sh.invalidate(key) // CLIENT TRACKING (tracking.go)
+	}
 }
 
 // touchSlot is touch for a key about to change in place.
 func (db *DB) touchSlot(slot int32) {
-	if db.sh.watchN == 0 {
-		return
+	if db.sh.watchN != 0 {
+		db.sh.touchKey(db.ID, db.Key(slot), false)
 	}
-	db.sh.touchKey(db.ID, db.Key(slot), false)
+	if db.sh.tracking() {
+		db.sh.invalidate(db.Key(slot)) // CLIENT TRACKING (tracking.go)
+	}
 }
 
 func (s *Shard) touchKey(dbID int, key []byte, gone bool) {
