@@ -6,6 +6,7 @@ require (
 	github.com/panjf2000/gnet/v2 v2.9.7
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.80
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.50.0
 )

@@ -195,8 +195,8 @@ type Exec struct {
 	trk bool
 	// as is the client a command runs for when cl is nil (a blocked
 	// client being served), for its invalidations (tracking.go).
-	as int64
-	shutWait   bool      // a SHUTDOWN that waits (shutdown.go)
+	as       int64
+	shutWait bool // a SHUTDOWN that waits (shutdown.go)
 }
 
 func (x *Exec) reset(cl *Client, db, proto int, ms int64) {

@@ -47,10 +47,15 @@ package server
 // (which waits for the fsync); C's replies that wait for the log keep the
 // invalidation behind them, in order.
 //
-// Delivery, on C's home loop. C's own writes (NOLOOP aside) are answered
-// first and invalidated after, as Redis 7.0 does: an entry for C's own
-// change that arrives while C's run is away or C is blocked waits until
-// those replies are in place (trk.later). With REDIRECT the message goes to
+// Delivery, on C's home loop. An entry that arrives while C's run is away
+// waits until the run's replies are in place (trk.later): the change may
+// have come after the run read the key, and its reply is then queued behind
+// the entry's drain only in the task queue, not in the inbox, which the
+// home loop may drain first; after the reply an invalidation is always
+// safe (the client drops what the reply gave it, at worst once too often).
+// Likewise behind a served wait, and behind C's own changes: C's own
+// writes (NOLOOP aside) are answered first and invalidated after, as Redis
+// 7.0 does. With REDIRECT the message goes to
 // the other client: on this loop directly, else forwarded to its loop's
 // inbox; a redirect to a client that is gone marks C broken_redirect and,
 // in RESP3, sends C Redis's tracking-redir-broken push. A RESP3 target gets
@@ -113,12 +118,12 @@ type bcastPrefix struct {
 
 // loopTrack is a loop's scratch for delivering invalidations.
 type loopTrack struct {
-	out     [][]trkOut // per destination loop
-	buf     []byte
-	woken   []int
-	keys    []int // key positions
-	bkeys   [][]bkey
-	frame   []byte
+	out   [][]trkOut // per destination loop
+	buf   []byte
+	woken []int
+	keys  []int // key positions
+	bkeys [][]bkey
+	frame []byte
 }
 
 type trkOut struct {
@@ -467,10 +472,13 @@ func (l *Loop) trackFrame(x *Exec, c *Client, tail []byte, redirected, self bool
 	l.trackOut(x, c, f, self)
 }
 
-// trackOut appends a frame to c's output: behind the replies of its run in
-// flight or its wait when it is about c's own change, else now.
+// trackOut appends a frame to c's output, or keeps it behind replies that
+// are on their way: those of c's run in flight (the invalidation may be of
+// a change made after the run read the key, whose reply is queued behind
+// it; after the reply it is always safe), and of c's wait when it is served
+// or when the change was c's own (Redis answers first).
 func (l *Loop) trackOut(x *Exec, c *Client, f []byte, self bool) {
-	if self && (c.hopOut || c.blocked != nil) {
+	if c.hopOut || c.blocked != nil && (self || c.blocked.state.Load() != wWaiting) {
 		c.trk.later = append(c.trk.later, f...)
 		return
 	}

@@ -524,7 +524,7 @@ func (db *DB) MoveTo(slot int32, dst *DB, newKey []byte) int32 {
 // Flush removes every key.
 func (db *DB) Flush() {
 	db.sh.touchAll(db.ID, db, nil) // WATCH (watch.go)
-	db.sh.trackFlush()              // CLIENT TRACKING (tracking.go)
+	db.sh.trackFlush()             // CLIENT TRACKING (tracking.go)
 	if db.sh.rw != nil {
 		db.sh.RewriteAll() // the image is the state at the cut
 	}

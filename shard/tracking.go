@@ -131,7 +131,8 @@ func (s *Shard) queue(key []byte, ref uint64, anon bool) {
 // EvictTracked takes up to n keys out of the table as if they had changed
 // (Redis's trackingLimitUsedSlots: the clients forget them), queueing their
 // refs but no BCAST candidates; claim is asked before each key and may
-// refuse. It returns how many keys went.
+// refuse, and takes the key off Trk.Keys when it agrees (the shards share
+// the limit). It returns how many keys went.
 func (s *Shard) EvictTracked(n int, claim func() bool) int {
 	t := &s.trk
 	done := 0

@@ -1,0 +1,411 @@
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+)
+
+// Client-side caching against a sharded server: a rueidis client caches
+// with CLIENT TRACKING while writers on other connections (other event
+// loops) change the keys it caches, on every shard.
+//
+// The check is the guarantee redshard gives (server/tracking.go): the
+// invalidation of a write reaches the tracking connection before the reply
+// of anything that connection sends after the writer was answered. So each
+// read snapshots the last acknowledged write of its key, makes one round
+// trip on the caching connection (a PING: every invalidation sent before
+// the writer's reply is processed by then), and then reads through the
+// cache: the value must be at least the snapshot. A value from the server
+// must always be; one from rueidis's cache may lag for rueidis's own window
+// (seen against redis-server 7.0 with this very test, a few per 70,000
+// reads) but must be right within 100 ms: a lost invalidation keeps it
+// wrong. TestTrackingNeverStaleStrict checks the protocol itself, with a
+// cache of its own, and allows nothing.
+func TestTrackingClientSideCacheNeverStale(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		optin  bool
+		rounds int
+	}{
+		{"optin", nil, true, 70000},
+		{"default-mode", nil, false, 70000},
+		{"optin-appendfsync-always", []string{"--appendonly", "yes", "--appendfsync", "always"}, true, 80000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--shards", strconv.Itoa(nShards)}, tc.args...)
+			s := startServer(t, args...)
+			checkCacheNeverStale(t, s, tc.optin, tc.rounds)
+		})
+	}
+}
+
+func checkCacheNeverStale(t *testing.T, s *server, optin bool, rounds int) {
+	ctx := ctxT(t)
+	keys := spreadKeys("csc:", nShards, 4)
+	if shardsOf(nShards, keys...) != nShards {
+		t.Fatal("keys do not cover every shard")
+	}
+	opt := rueidis.ClientOption{
+		InitAddress:       []string{s.Addr},
+		PipelineMultiplex: 0, // one connection: the PING and the cache share it
+		DisableRetry:      true,
+	}
+	if !optin {
+		opt.ClientTrackingOptions = []string{"NOLOOP"} // default mode, not OPTIN
+	}
+	rc, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatalf("rueidis: %v", err)
+	}
+	defer rc.Close()
+
+	acked := make([]atomic.Int64, len(keys))
+	for i, k := range keys {
+		if err := rc.Do(ctx, rc.B().Set().Key(k).Value("0").Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
+		acked[i].Store(0)
+	}
+
+	// Writers: one per key group, each on its own connection (the server
+	// spreads connections over its loops), values rising per key.
+	const writers = 4
+	var wg sync.WaitGroup
+	var writes atomic.Int64
+	stop := make(chan struct{})
+	errs := make(chan error, 16)
+	for w := 0; w < writers; w++ {
+		c := s.client(t, 2)
+		wg.Add(1)
+		go func(w int, c *redis.Client) {
+			defer wg.Done()
+			next := make([]int64, len(keys))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := w + writers*(n%(len(keys)/writers))
+				next[i]++
+				if err := c.Set(ctx, keys[i], next[i], 0).Err(); err != nil {
+					errs <- fmt.Errorf("writer %d: SET %s: %v", w, keys[i], err)
+					return
+				}
+				acked[i].Store(next[i])
+				writes.Add(1)
+				time.Sleep(100 * time.Microsecond) // let reads hit the cache between changes
+			}
+		}(w, c)
+	}
+
+	var reads, hits, stale, late atomic.Int64
+	var firstStale atomic.Value
+	const readers = 4
+	var rwg sync.WaitGroup
+	for r := 0; r < readers; r++ {
+		rwg.Add(1)
+		go func(r int) {
+			defer rwg.Done()
+			for n := 0; n < rounds/readers; n++ {
+				// Each reader has keys of its own: a read never joins
+				// another reader's read in flight (rueidis shares those).
+				i := r + readers*(n%(len(keys)/readers))
+				want := acked[i].Load()
+				if err := rc.Do(ctx, rc.B().Ping().Build()).Error(); err != nil {
+					errs <- fmt.Errorf("reader: PING: %v", err)
+					return
+				}
+				res := rc.DoCache(ctx, rc.B().Get().Key(keys[i]).Cache(), time.Minute)
+				s, err := res.ToString()
+				if err != nil {
+					errs <- fmt.Errorf("reader: GET %s: %v", keys[i], err)
+					return
+				}
+				v, _ := strconv.ParseInt(s, 10, 64)
+				reads.Add(1)
+				hit := res.IsCacheHit()
+				if hit {
+					hits.Add(1)
+				}
+				if v >= want {
+					continue
+				}
+				if !hit {
+					// From the server itself: never older than an acknowledged write.
+					stale.Add(1)
+					firstStale.CompareAndSwap(nil, fmt.Sprintf("%s: the server answered %d after the write of %d was acknowledged", keys[i], v, want))
+					continue
+				}
+				// From rueidis's cache: rueidis has a window of its own here
+				// (the same test against redis-server 7.0 sees a few per
+				// 70,000 reads); a lost invalidation would keep it stale.
+				late.Add(1)
+				fixed := false
+				for try := 0; try < 20 && !fixed; try++ {
+					time.Sleep(5 * time.Millisecond)
+					r2 := rc.DoCache(ctx, rc.B().Get().Key(keys[i]).Cache(), time.Minute)
+					s2, _ := r2.ToString()
+					v2, _ := strconv.ParseInt(s2, 10, 64)
+					fixed = v2 >= want
+				}
+				if !fixed {
+					stale.Add(1)
+					firstStale.CompareAndSwap(nil, fmt.Sprintf("%s: the cache still served %d 100ms after the write of %d was acknowledged", keys[i], v, want))
+				}
+			}
+		}(r)
+	}
+	done := make(chan struct{})
+	go func() { rwg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case err := <-errs:
+		close(stop)
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	total := reads.Load() + writes.Load()
+	t.Logf("%d reads (%d from the client's cache) and %d writes over %d keys on %d shards; stale reads: %d (cache hits corrected within 100ms: %d)",
+		reads.Load(), hits.Load(), writes.Load(), len(keys), nShards, stale.Load(), late.Load())
+	if stale.Load() > 0 {
+		t.Fatalf("%d stale reads; first: %v", stale.Load(), firstStale.Load())
+	}
+	if total < 100000 {
+		t.Fatalf("only %d operations", total)
+	}
+	if hits.Load() < reads.Load()/10 {
+		t.Fatalf("only %d of %d reads were served from the client's cache: tracking is not in use", hits.Load(), reads.Load())
+	}
+	if writes.Load() < 1000 {
+		t.Fatalf("only %d writes: the cache was hardly invalidated", writes.Load())
+	}
+}
+
+// The RESP3 push of an invalidation, its redirection to a RESP2 subscriber
+// on another loop, and BCAST, with the writer on yet another connection.
+func TestTrackingInvalidationsAcrossLoops(t *testing.T) {
+	s := startServer(t, "--shards", strconv.Itoa(nShards))
+	keys := spreadKeys("inv:", nShards, 1)
+
+	tracker := s.raw(t)
+	tracker.write(resp("HELLO", "3"))
+	drain(tracker)
+	tracker.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+	writer := s.raw(t)
+	for _, k := range keys {
+		writer.do(resp("SET", k, "1"), "+OK\r\n")
+		tracker.do(resp("GET", k), "$1\r\n1\r\n")
+	}
+	for _, k := range keys {
+		writer.do(resp("SET", k, "2"), "+OK\r\n")
+		// The invalidation comes before the reply of the next command.
+		tracker.do(resp("PING"), ">2\r\n$10\r\ninvalidate\r\n*1\r\n"+bulk(k)+"+PONG\r\n")
+	}
+	// Not tracked any more until read again: no second message.
+	writer.do(resp("SET", keys[0], "3"), "+OK\r\n")
+	tracker.do(resp("PING"), "+PONG\r\n")
+
+	// REDIRECT to a RESP2 subscriber.
+	sub := s.raw(t)
+	sub.do(resp("CLIENT", "ID"), "")
+	id := strings.TrimSpace(strings.TrimPrefix(sub.line(), ":"))
+	sub.do(resp("SUBSCRIBE", "__redis__:invalidate"), "*3\r\n$9\r\nsubscribe\r\n$20\r\n__redis__:invalidate\r\n:1\r\n")
+	red := s.raw(t)
+	red.do(resp("CLIENT", "TRACKING", "on", "REDIRECT", id), "+OK\r\n")
+	for _, k := range keys {
+		red.do(resp("GET", k), "")
+		red.line()
+		red.line()
+	}
+	writer.do(resp("MSET", keys[1], "x", keys[2], "y"), "+OK\r\n")
+	got := map[string]bool{}
+	for len(got) < 2 {
+		sub.expect("*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n")
+		l := sub.line()
+		k := sub.line()
+		if !strings.HasPrefix(l, "$") {
+			t.Fatalf("bad key header %q", l)
+		}
+		got[k] = true
+	}
+	if !got[keys[1]] || !got[keys[2]] {
+		t.Fatalf("redirected invalidations: %v", got)
+	}
+
+	// BCAST with a prefix: one message with every key of one command.
+	bc := s.raw(t)
+	bc.write(resp("HELLO", "3"))
+	drain(bc)
+	bc.do(resp("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "bc:"), "+OK\r\n")
+	writer.do(resp("MSET", "bc:1{t}", "1", "bc:2{t}", "2", "other{t}", "3"), "+OK\r\n")
+	bc.do(resp("PING"), ">2\r\n$10\r\ninvalidate\r\n*2\r\n"+bulk("bc:1{t}")+bulk("bc:2{t}")+"+PONG\r\n")
+
+	// FLUSHALL: a null for every tracking client.
+	writer.do(resp("FLUSHALL"), "+OK\r\n")
+	tracker.do(resp("PING"), ">2\r\n$10\r\ninvalidate\r\n_\r\n+PONG\r\n")
+	info := s.client(t, 2).Info(ctxT(t), "stats").Val()
+	if !strings.Contains(info, "tracking_total_keys:0") {
+		t.Fatalf("after FLUSHALL: %s", info)
+	}
+}
+
+// drain reads what is left of a reply whose length the test does not care
+// about (HELLO's map), by waiting for the connection to go quiet.
+func drain(rc *rawConn) {
+	_ = rc.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	for {
+		if _, err := rc.r.ReadByte(); err != nil {
+			break
+		}
+	}
+}
+
+// A client-side cache written here, by the protocol's rules: a push
+// "invalidate" drops keys, a reply fills the cache. Two tracking
+// connections read (through their caches) keys on every shard while four
+// writers change them; before each read the reader snapshots the last
+// acknowledged write and makes one round trip (PING), so the cache must
+// have dropped every key changed before: no read may be older, ever.
+func TestTrackingNeverStaleStrict(t *testing.T) {
+	t.Run("no-aof", func(t *testing.T) { checkStrict(t, startServer(t, "--shards", strconv.Itoa(nShards))) })
+	t.Run("appendfsync-always", func(t *testing.T) {
+		checkStrict(t, startServer(t, "--shards", strconv.Itoa(nShards), "--appendonly", "yes", "--appendfsync", "always"))
+	})
+}
+
+func checkStrict(t *testing.T, s *server) {
+	ctx := ctxT(t)
+	keys := spreadKeys("strict:", nShards, 4)
+	acked := make([]atomic.Int64, len(keys))
+	stop := make(chan struct{})
+	var writes atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		c := s.client(t, 2)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for n := int64(1); ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := w + 4*int(n%int64(len(keys)/4))
+				if err := c.Set(ctx, keys[i], n, 0).Err(); err != nil {
+					return
+				}
+				acked[i].Store(n)
+				writes.Add(1)
+				time.Sleep(time.Millisecond)
+			}
+		}(w)
+	}
+	var reads, hits, stale atomic.Int64
+	var first atomic.Value
+	var rwg sync.WaitGroup
+	for r := 0; r < 2; r++ {
+		rc := s.raw(t)
+		rc.write(resp("HELLO", "3"))
+		drain(rc)
+		rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+		rwg.Add(1)
+		go func(r int, rc *rawConn) {
+			defer rwg.Done()
+			cache := map[string]int64{}
+			reply := func() []string { // the next reply; pushes applied on the way
+				_ = rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				for {
+					v, push := readRESP3(rc.r)
+					if !push {
+						return v
+					}
+					for _, k := range v[1:] {
+						delete(cache, k)
+					}
+				}
+			}
+			for n := 0; n < 50000; n++ {
+				i := (n*5 + r) % len(keys)
+				k := keys[i]
+				want := acked[i].Load()
+				rc.write(resp("PING"))
+				reply()
+				v, ok := cache[k]
+				if ok {
+					hits.Add(1)
+				} else {
+					rc.write(resp("GET", k))
+					got := reply()
+					v, _ = strconv.ParseInt(got[0], 10, 64)
+					cache[k] = v
+				}
+				reads.Add(1)
+				if v < want && stale.Add(1) == 1 {
+					first.Store(fmt.Sprintf("%s: read %d (cached %v), %d was acknowledged before", k, v, ok, want))
+				}
+			}
+		}(r, rc)
+	}
+	rwg.Wait()
+	close(stop)
+	wg.Wait()
+	t.Logf("%d reads (%d from the cache), %d writes, stale: %d", reads.Load(), hits.Load(), writes.Load(), stale.Load())
+	if stale.Load() > 0 {
+		t.Fatalf("%d stale reads; first: %v", stale.Load(), first.Load())
+	}
+	if reads.Load()+writes.Load() < 100000 || hits.Load() < reads.Load()/10 || writes.Load() < 1000 {
+		t.Fatalf("too little exercised: %d reads, %d hits, %d writes", reads.Load(), hits.Load(), writes.Load())
+	}
+}
+
+// readRESP3 reads one reply as a flat list of its strings; push says it
+// was a push.
+func readRESP3(br *bufio.Reader) (vals []string, push bool) {
+	line, err := br.ReadString('\n')
+	if err != nil || len(line) < 3 {
+		return []string{"<" + fmt.Sprint(err) + ">"}, false
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch line[0] {
+	case '$':
+		n, _ := strconv.Atoi(line[1:])
+		if n < 0 {
+			return []string{""}, false
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return []string{"<short>"}, false
+		}
+		return []string{string(b[:n])}, false
+	case '*', '>', '%', '~':
+		n, _ := strconv.Atoi(line[1:])
+		if line[0] == '%' {
+			n *= 2
+		}
+		for i := 0; i < n; i++ {
+			v, _ := readRESP3(br)
+			vals = append(vals, v...)
+		}
+		return vals, line[0] == '>'
+	}
+	return []string{line[1:]}, false
+}
