@@ -115,7 +115,7 @@ func sizesFor(quick bool, n int) sizes {
 	return s
 }
 
-var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb", "repl", "acl", "tls"}
+var groupNames = []string{"throughput", "scripting", "aof", "memory", "restart", "bigkeys", "scaling", "streams", "rdb", "repl", "acl", "tls", "tracking"}
 
 // ---------------------------------------------------------------------------
 // Processes: every child is registered by PID and stopped by PID on exit,
@@ -2452,6 +2452,10 @@ func findRoot() (string, error) {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-tracking-driver" {
+		trackingDriver(os.Args[2]) // the tracking group's client (tracking.go)
+		return
+	}
 	var o options
 	flag.BoolVar(&o.quick, "quick", false, "one round, fewer requests, no 5M-key figure: finishes in under a minute")
 	flag.BoolVar(&o.profile, "profile", false, "profile redshard under a SET/GET load (REDSHARD_CPUPROFILE/REDSHARD_MEMPROFILE) and print pprof -top")
@@ -2620,6 +2624,9 @@ func main() {
 	}
 	if h.groups["tls"] {
 		h.tlsGroup()
+	}
+	if h.groups["tracking"] {
+		h.trackingGroup()
 	}
 
 	if isClosing() {

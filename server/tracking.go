@@ -185,11 +185,19 @@ func (l *Loop) trackKeys(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 	ref := trackRef(cl)
 	n := len(l.srv.shards)
+	one := -1
+	if !cmd.home && x.mask != 0 && x.mask&(x.mask-1) == 0 {
+		one = trailing(x.mask) // it ran on one shard: its keys are there
+	}
 	l.trk.keys = cmd.keyPositions(argv, l.trk.keys[:0])
 	for _, i := range l.trk.keys {
 		if i < len(argv) {
 			k := argv[i]
-			l.srv.shards[shard.ShardOf(k, n)].Track(k, ref)
+			sh := one
+			if sh < 0 {
+				sh = shard.ShardOf(k, n)
+			}
+			l.srv.shards[sh].Track(k, ref)
 		}
 	}
 }

@@ -31,9 +31,8 @@ type TrackShared struct {
 }
 
 type trackTable struct {
-	one  map[string]uint64              // keys with one ref
-	many map[string]map[uint64]struct{} // keys with more
-	n    int                            // keys in one and many
+	m map[string]trackEntry // key -> the refs that may cache it
+	n int                   // len(m)
 
 	// Queued invalidations: key bytes in keys, one entry per (key, ref);
 	// bcast entries (ref 0) are for the prefix match.
@@ -53,33 +52,46 @@ type Invalidation struct {
 	a0, a1 int
 }
 
-// Track remembers that ref may cache key.
+// trackEntry is a key's refs: one, or a set once there are more (one is
+// then 0).
+type trackEntry struct {
+	one  uint64
+	many map[uint64]struct{}
+}
+
+// Track remembers that ref may cache key. A ref already there costs one
+// lookup of the key (and one of the ref when several clients track it).
 func (s *Shard) Track(key []byte, ref uint64) {
 	t := &s.trk
-	if t.one == nil {
-		t.one = make(map[string]uint64)
-		t.many = make(map[string]map[uint64]struct{})
-	}
-	if r, ok := t.one[string(key)]; ok {
-		if r == ref {
-			return
-		}
-		delete(t.one, string(key))
-		t.many[string(key)] = map[uint64]struct{}{r: {}, ref: {}}
-		s.Trk.Items.Add(1)
+	e, ok := t.m[string(key)]
+	switch {
+	case ok && e.one == ref:
 		return
-	}
-	if m, ok := t.many[string(key)]; ok {
-		if _, ok := m[ref]; !ok {
-			m[ref] = struct{}{}
+	case ok && e.many != nil:
+		if _, dup := e.many[ref]; !dup {
+			e.many[ref] = struct{}{}
 			s.Trk.Items.Add(1)
 		}
 		return
+	case ok:
+		t.m[string(key)] = trackEntry{many: map[uint64]struct{}{e.one: {}, ref: {}}}
+		s.Trk.Items.Add(1)
+		return
 	}
-	t.one[string(key)] = ref
+	if t.m == nil {
+		t.m = make(map[string]trackEntry)
+	}
+	t.m[string(key)] = trackEntry{one: ref}
 	t.n++
 	s.Trk.Keys.Add(1)
 	s.Trk.Items.Add(1)
+}
+
+func (e trackEntry) size() int {
+	if e.many != nil {
+		return len(e.many)
+	}
+	return 1
 }
 
 // TrackedKeys is the number of keys in the shard's table.
@@ -96,18 +108,15 @@ func (s *Shard) invalidate(key []byte) {
 	t := &s.trk
 	w := t.anon
 	if t.n != 0 {
-		if r, ok := t.one[string(key)]; ok {
-			delete(t.one, string(key))
+		if e, ok := t.m[string(key)]; ok {
+			delete(t.m, string(key))
 			t.n--
 			s.Trk.Keys.Add(-1)
-			s.Trk.Items.Add(-1)
-			s.queue(key, r, w)
-		} else if m, ok := t.many[string(key)]; ok {
-			delete(t.many, string(key))
-			t.n--
-			s.Trk.Keys.Add(-1)
-			s.Trk.Items.Add(-int64(len(m)))
-			for r := range m {
+			s.Trk.Items.Add(-int64(e.size()))
+			if e.many == nil {
+				s.queue(key, e.one, w)
+			}
+			for r := range e.many {
 				s.queue(key, r, w)
 			}
 		}
@@ -140,23 +149,16 @@ func (s *Shard) EvictTracked(n int, claim func() bool) int {
 		if !claim() {
 			break
 		}
-		found := false
-		for k, r := range t.one {
-			delete(t.one, k)
-			s.Trk.Items.Add(-1)
-			s.queue([]byte(k), r, true)
-			found = true
-			break
-		}
-		if !found {
-			for k, m := range t.many {
-				delete(t.many, k)
-				s.Trk.Items.Add(-int64(len(m)))
-				for r := range m {
-					s.queue([]byte(k), r, true)
-				}
-				break
+		for k, e := range t.m {
+			delete(t.m, k)
+			s.Trk.Items.Add(-int64(e.size()))
+			if e.many == nil {
+				s.queue([]byte(k), e.one, true)
 			}
+			for r := range e.many {
+				s.queue([]byte(k), r, true)
+			}
+			break
 		}
 		t.n--
 		done++
@@ -174,13 +176,13 @@ func (s *Shard) trackFlush() {
 	if t.n == 0 {
 		return
 	}
-	items := len(t.one)
-	for _, m := range t.many {
-		items += len(m)
+	items := 0
+	for _, e := range t.m {
+		items += e.size()
 	}
 	s.Trk.Keys.Add(-int64(t.n))
 	s.Trk.Items.Add(-int64(items))
-	t.one, t.many, t.n = nil, nil, 0
+	t.m, t.n = nil, 0
 }
 
 // PendingInvalidations reports whether invalidations are queued.
