@@ -494,6 +494,15 @@ func (l *Loop) trackOut(x *Exec, c *Client, f []byte, self bool) {
 		x.Out = append(x.Out, f...)
 		return
 	}
+	if len(c.out) == 0 && !c.held && c.c != nil && !c.closed && !c.closing && !c.obs.monitor {
+		// Nothing waits before it: straight to the connection, so that a
+		// burst of invalidations (an eviction of many tracked keys) does
+		// not leave a big reply buffer counted against maxmemory, which
+		// would evict more (unit/maxmemory's feedback loop).
+		c.srv.stats.netOutput.Add(int64(len(f)))
+		c.send(f)
+		return
+	}
 	c.out = append(c.out, f...)
 	if c.ps == nil {
 		c.ps = &clientSubs{channels: map[string]struct{}{}, shardChs: map[string]struct{}{}}
