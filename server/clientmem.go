@@ -181,7 +181,7 @@ func (cl *Client) bufMem() int64 {
 // stateMem is the memory of the client's MULTI queue, watched keys and
 // subscriptions, which a hop in flight may be changing on another loop.
 func (cl *Client) stateMem() int64 {
-	n := int64(cl.multiMem())
+	n := int64(cl.multiMem()) + cl.trackMem() // tracking.go
 	if cl.ps != nil {
 		sub, psub, ssub := cl.pubsubInfo()
 		n += int64(sub+psub+ssub)*subOverhead + int64(cl.ps.nameBytes)

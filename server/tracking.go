@@ -501,6 +501,7 @@ func (l *Loop) trackOut(x *Exec, c *Client, f []byte, self bool) {
 		// would evict more (unit/maxmemory's feedback loop).
 		c.srv.stats.netOutput.Add(int64(len(f)))
 		c.send(f)
+		c.accountMem() // what the socket did not take counts (maxmemory-clients)
 		return
 	}
 	c.out = append(c.out, f...)
@@ -834,6 +835,16 @@ func cmdClientTrackinginfo(x *Exec, argv [][]byte) {
 	for _, p := range t.prefixes {
 		x.BulkStr(p)
 	}
+}
+
+// trackMem is the memory of the client's BCAST prefixes (Redis counts its
+// prefix table in the client's memory).
+func (cl *Client) trackMem() int64 {
+	var n int64
+	for _, p := range cl.trk.prefixes {
+		n += int64(len(p)) + subOverhead
+	}
+	return n
 }
 
 // trackInfoFlags appends CLIENT LIST's tracking flags.
