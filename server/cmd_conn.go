@@ -83,6 +83,10 @@ func cmdSelect(x *Exec, argv [][]byte) {
 		x.Err(shard.ErrNotInt)
 		return
 	}
+	if x.srv.clus != nil && id != 0 {
+		x.Err(errClusterSelect)
+		return
+	}
 	if id < 0 || id >= int64(len(x.srv.shards[0].DBs)) {
 		x.Err(shard.ErrDBIndex)
 		return
