@@ -34,8 +34,6 @@ package server
 //     node tells it its address; a remote client could not use that);
 //   - the state is ok at once (Redis waits 2 s after start, to rejoin a
 //     cluster that may have moved on: there is none here);
-//   - keys found at start in slots the node does not serve are not claimed
-//     (Redis's verifyClusterConfigWithData);
 //   - COUNTKEYSINSLOT and GETKEYSINSLOT scan the slot's shard (Redis keeps
 //     a slot -> keys index); GETKEYSINSLOT lists keys in the shard's order.
 //
@@ -1092,6 +1090,51 @@ func clusterReset(x *Exec, argv [][]byte) {
 		cs.changed()
 		x.OK()
 	})
+}
+
+// clusterVerifyData is verifyClusterConfigWithData for the shards a load
+// at start filled (owned by the loader, not yet swapped in): keys in a
+// database other than 0 stop the start; a slot that holds keys and is
+// served by nobody is taken. Nothing to do without cluster mode.
+func (srv *Server) clusterVerifyData(shards []*shard.Shard) error {
+	cs := srv.clus
+	if cs == nil {
+		return nil
+	}
+	var have cluster.SlotSet
+	for _, sh := range shards {
+		for i, db := range sh.DBs {
+			if i > 0 {
+				if db.Len() > 0 {
+					return errors.New("You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.")
+				}
+				continue
+			}
+			for s, n := int32(0), db.Slots(); s < n; s++ {
+				if db.Live(s) {
+					have.Add(shard.KeySlot(db.Key(s)))
+				}
+			}
+		}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	update := false
+	for s := 0; s < cluster.Slots; s++ {
+		if !have.Has(s) || cs.st.Owner(s) != nil {
+			continue
+		}
+		srv.log.Warningf("I have keys for unassigned slot %d. Taking responsibility for it.", s)
+		cs.st.Myself.Slots.Add(s)
+		update = true
+	}
+	if update {
+		cs.publish()
+		if err := cs.save(true); err != nil {
+			return errors.New("Fatal: can't update cluster config file.")
+		}
+	}
+	return nil
 }
 
 // infoClusterEnabled is INFO's cluster_enabled.

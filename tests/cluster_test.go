@@ -228,3 +228,51 @@ func TestClusterRedisCLI(t *testing.T) {
 		t.Fatalf("redis-cli --cluster info: %v\n%s", err, out)
 	}
 }
+
+// At start, keys loaded into slots that no node serves are taken (Redis's
+// verifyClusterConfigWithData), and keys in a database other than 0 stop
+// the start.
+func TestClusterVerifyDataAtStart(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--shards", "2", "--cluster-enabled", "yes", "--appendonly", "yes"}
+	s := startServerIn(t, dir, args...)
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	if err := c.Set(ctx, "foo", "bar", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "CLUSTER", "DELSLOTS", "12182").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.stop()
+	s2 := startServerIn(t, dir, args...)
+	c2 := s2.client(t, 2)
+	if v, err := c2.Get(ctx, "foo").Result(); err != nil || v != "bar" {
+		t.Fatalf("GET foo after the restart: %q %v", v, err)
+	}
+	if !strings.Contains(s2.log.String(), "I have keys for unassigned slot 12182. Taking responsibility for it.") {
+		t.Fatalf("no log line for the slot taken\n%s", s2.log.String())
+	}
+	s2.stop()
+	data, _ := os.ReadFile(filepath.Join(dir, "nodes.conf"))
+	if !strings.Contains(string(data), " connected 0-16383\n") {
+		t.Fatalf("nodes.conf %q", data)
+	}
+
+	// Keys in db 1, written without cluster mode.
+	dir2 := t.TempDir()
+	s3 := startServerIn(t, dir2, "--appendonly", "yes")
+	c3 := s3.clientWith(t, func(o *redis.Options) { o.DB = 1 })
+	if err := c3.Set(ctx, "x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s3.stop()
+	s4, err := tryStart(t, dir2, []string{"--cluster-enabled", "yes", "--appendonly", "yes"})
+	if err == nil {
+		s4.stop()
+		t.Fatal("started in cluster mode with keys in db 1")
+	}
+	if !strings.Contains(s4.log.String(), "You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.") {
+		t.Fatalf("log:\n%s", s4.log.String())
+	}
+}
