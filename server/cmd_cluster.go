@@ -40,13 +40,15 @@ package server
 // # Joining a Redis Cluster of several nodes (the plan)
 //
 // The cluster bus. Each node listens on its bus port (cluster-port, or
-// port+10000) for Redis 7.0's binary protocol: a fixed header (signature
-// "RCmb", total length, version 1, port, type, count, currentEpoch,
-// configEpoch, replication offset, sender id, the sender's 16384-bit slot
-// bitmap, master id, ip, flags, state, message flags, pport, cport) and a
-// body per type: PING, PONG and MEET carry gossip sections (id, ping_sent,
-// pong_received, ip, port, cport, flags of some other nodes) and, in 7.0,
-// extensions (hostname); FAIL names a failed node; PUBLISH and
+// port+10000) for Redis 7.0's binary protocol (cluster.h's clusterMsg,
+// integers in network byte order): a fixed header (signature "RCmb", total
+// length, version 1, port, type, count, currentEpoch, configEpoch,
+// replication offset, sender id, the sender's 16384-bit slot bitmap, its
+// master's id, its ip, the number of extensions, 30 reserved bytes, pport,
+// cport, flags, cluster state, message flags) and a body per type: PING,
+// PONG and MEET carry gossip sections (id, ping_sent, pong_received, ip,
+// port, cport, flags of some other nodes) and, in 7.0, extensions
+// (hostname); FAIL names a failed node; PUBLISH and
 // PUBLISHSHARD carry a channel and a message; UPDATE carries a node's
 // configEpoch and slot bitmap; FAILOVER_AUTH_REQUEST/ACK and MFSTART run
 // failovers. It would be a package of its own (bus/: codec, links, the
@@ -70,6 +72,10 @@ package server
 // (SETSLOT <slot> IMPORTING <id>) a command is served only after ASKING
 // (or when RESTORE-ASKING). Blocked clients whose slot moved are
 // answered with the redirection (clusterRedirectBlockedClientIfNeeded).
+// cluster-allow-cross-slot yes then lets a command mix slots that are all
+// served here (still atomically across shards); one that names a slot
+// served elsewhere gets -CROSSSLOT, since no single MOVED can name two
+// nodes.
 //
 // Slot migration (redis-cli --cluster reshard, or an operator): on the
 // target CLUSTER SETSLOT s IMPORTING <source>, on the source SETSLOT s
