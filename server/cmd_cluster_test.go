@@ -81,6 +81,10 @@ func TestClusterInfoAndIdentity(t *testing.T) {
 	if got := admDo(srv, cl, "INFO", "server"); !strings.Contains(got, "redis_mode:cluster\r\n") {
 		t.Errorf("INFO server: %q", got)
 	}
+	if got := admDo(srv, cl, "HELLO", "3"); !strings.Contains(got, "$4\r\nmode\r\n$7\r\ncluster\r\n") {
+		t.Errorf("HELLO 3: %q", got)
+	}
+	cl.proto = 2
 	data, err := os.ReadFile(filepath.Join(dir, "nodes.conf"))
 	wantConf := myid + " :7000@17000 myself,master - 0 0 0 connected 0-16383\nvars currentEpoch 0 lastVoteEpoch 0\n"
 	if err != nil || string(data) != wantConf {
@@ -209,6 +213,25 @@ func TestClusterTopologyReplies(t *testing.T) {
 	}
 	if got := admDo(srv, cl, "CLUSTER", "HELP"); !strings.HasPrefix(got, "*56\r\n+CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+ADDSLOTS") {
 		t.Errorf("HELP %q", got[:min(len(got), 120)])
+	}
+	// Endpoint types and a hostname, as redis-server 7.0.15 answers them.
+	srv.cfg.clusterAnnounceHost.Store("host.example")
+	admDo(srv, cl, "CLUSTER", "ADDSLOTSRANGE", "5", "7")
+	for _, c := range []struct {
+		kind int64
+		node string
+	}{
+		{endpointIP, bulk("10.1.2.3") + ":7100\r\n" + bulk(myid) + "*2\r\n" + bulk("hostname") + bulk("host.example")},
+		{endpointHostname, bulk("host.example") + ":7100\r\n" + bulk(myid) + "*2\r\n" + bulk("ip") + bulk("10.1.2.3")},
+		{endpointUnknown, "$-1\r\n:7100\r\n" + bulk(myid) + "*4\r\n" + bulk("ip") + bulk("10.1.2.3") + bulk("hostname") + bulk("host.example")},
+	} {
+		srv.cfg.clusterEndpointType.Store(c.kind)
+		if got := admDo(srv, cl, "CLUSTER", "SLOTS"); got != "*1\r\n*3\r\n:0\r\n:16383\r\n*4\r\n"+c.node {
+			t.Errorf("endpoint type %d: SLOTS %q", c.kind, got)
+		}
+	}
+	if got := admDo(srv, cl, "CLUSTER", "NODES"); !strings.Contains(got, " 10.1.2.3:7100@7200,host.example myself,master ") {
+		t.Errorf("NODES with a hostname %q", got)
 	}
 }
 

@@ -182,7 +182,7 @@ func cmdHello(x *Exec, argv [][]byte) {
 	x.BulkStr("id")
 	x.Int(cl.id)
 	x.BulkStr("mode")
-	x.BulkStr("standalone")
+	x.BulkStr(x.srv.redisMode()) // "cluster" in cluster mode (cmd_cluster.go)
 	x.BulkStr("role")
 	if x.srv.repl.isReplica.Load() {
 		x.BulkStr("replica")
