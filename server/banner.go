@@ -36,7 +36,7 @@ const bannerArt = "" +
 // is set, or when the log is standard output, a terminal, and syslog is
 // off; otherwise the one-line "Running mode=..., port=...." notice.
 func (srv *Server) showBanner() {
-	const mode = "standalone"
+	mode := srv.redisMode() // cmd_cluster.go
 	syslog, _ := srv.cfg.GetValue("syslog-enabled")
 	show := srv.cfg.AlwaysShowLogo() ||
 		(syslog != "yes" && srv.cfg.LogFile() == "" && isTerminal(os.Stdout))

@@ -84,6 +84,10 @@ func cmdSelect(x *Exec, argv [][]byte) {
 		x.Err(shard.ErrNotInt)
 		return
 	}
+	if x.srv.clus != nil && id != 0 {
+		x.Err(errClusterSelect)
+		return
+	}
 	if id < 0 || id >= int64(len(x.srv.shards[0].DBs)) {
 		x.Err(shard.ErrDBIndex)
 		return
@@ -179,7 +183,7 @@ func cmdHello(x *Exec, argv [][]byte) {
 	x.BulkStr("id")
 	x.Int(cl.id)
 	x.BulkStr("mode")
-	x.BulkStr("standalone")
+	x.BulkStr(x.srv.redisMode()) // "cluster" in cluster mode (cmd_cluster.go)
 	x.BulkStr("role")
 	if x.srv.repl.isReplica.Load() {
 		x.BulkStr("replica")

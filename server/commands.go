@@ -92,6 +92,8 @@ type serverCmd struct {
 	keys func(argv [][]byte, dst []int) []int
 	// allShardsIf: this call needs every loop parked (see Cmd).
 	allShardsIf func(argv [][]byte) bool
+	// shardFn, when set, names the one shard the call runs on (see Cmd).
+	shardFn func(argv [][]byte, n int) int
 }
 
 func (srv *Server) buildCommandTable() {
@@ -147,7 +149,8 @@ func (srv *Server) buildCommandTable() {
 			extraShards: row.ExtraShards})
 	}
 	for _, row := range serverCommands {
-		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home, allShardsIf: row.allShardsIf})
+		add(row.name, &Cmd{exec: row.exec, keys: row.keys, allShards: row.allShards, home: row.home, allShardsIf: row.allShardsIf,
+			shardFn: row.shardFn})
 	}
 	sort.Slice(srv.cmdList, func(i, j int) bool { return srv.cmdList[i].id < srv.cmdList[j].id })
 	for name, kind := range map[string]int{"eval": scriptEval, "eval_ro": scriptEval, "evalsha": scriptEvalSHA,
@@ -326,6 +329,11 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 	}
 	if u := cl.user; u != nil && !u.Load().Open() {
 		if msg := cl.aclCheck(cmd, argv); msg != "" { // acl.go
+			return msg
+		}
+	}
+	if cl.srv.clus != nil {
+		if msg := cl.clusterRefusal(cmd, argv); msg != "" { // CROSSSLOT, CLUSTERDOWN (cluster_route.go)
 			return msg
 		}
 	}

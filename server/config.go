@@ -261,8 +261,9 @@ type Config struct {
 	notifyFlags      atomic.Int64
 	latencyPercentls atomic.Pointer[[]float64]
 
-	cfgInert // options kept for compatibility only (config_compat.go)
-	cfgTLS   // the tls-* options (tls.go)
+	cfgInert   // options kept for compatibility only (config_compat.go)
+	cfgTLS     // the tls-* options (tls.go)
+	cfgCluster // the cluster options redshard reads (cluster_config.go)
 }
 
 // ---------------------------------------------------------------------------
@@ -500,7 +501,7 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("metrics-port", "", cfgImmutable|cfgStartOnly, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
 		// metrics-bind: the address the metrics endpoint listens on.
 		cfgStrOpt("metrics-bind", cfgImmutable|cfgStartOnly, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
-	}, append(cfgTLSTable(), cfgInertTable()...)...)
+	}, append(append(cfgTLSTable(), cfgClusterTable()...), cfgInertTable()...)...)
 }
 
 // Directives accepted in config files for backward compatibility and ignored

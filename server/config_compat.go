@@ -15,9 +15,10 @@ package server
 // Where accepting a value would promise behaviour redshard lacks, the value
 // is refused instead, with Redis's own error where Redis has one:
 //   - activedefrag yes: the error of a Redis built without defrag support;
-//   - cluster-enabled yes: redshard has no Redis Cluster, so it fails to
-//     load rather than leave the server unclustered without a word (aclfile
-//     is real: acl.go);
+//   - (cluster-enabled, cluster-config-file, the announce options,
+//     cluster-port, cluster-require-full-coverage and the "when down"
+//     options are real: cluster_config.go, cmd_cluster.go; aclfile is
+//     real: acl.go);
 //   - replicaof/slaveof <host> <port> is real (replica.go): CONFIG GET
 //     shows "<host> <port>" while the server is a replica, "" otherwise,
 //     and masterauth, masteruser, replica-read-only,
@@ -138,7 +139,6 @@ func cfgInertTable() []*cfgOption {
 		b("rdb-del-sync-files", "", cfgMutable, "no"),
 		b("repl-disable-tcp-nodelay", "", cfgMutable, "no"),
 		b("repl-diskless-sync", "", cfgMutable, "yes"),
-		b("cluster-require-full-coverage", "", cfgMutable, "yes"),
 		b("cluster-replica-no-failover", "cluster-slave-no-failover", cfgMutable, "no"),
 		b("replica-lazy-flush", "slave-lazy-flush", cfgMutable, "no"),
 		b("replica-serve-stale-data", "slave-serve-stale-data", cfgMutable, "yes"),
@@ -146,8 +146,6 @@ func cfgInertTable() []*cfgOption {
 		b("replica-ignore-maxmemory", "slave-ignore-maxmemory", cfgMutable, "yes"),
 		b("jemalloc-bg-thread", "", cfgMutable, "yes"),
 		b("syslog-enabled", "", cfgImmutable, "no"),
-		b("cluster-allow-reads-when-down", "", cfgMutable, "no"),
-		b("cluster-allow-pubsubshard-when-down", "", cfgMutable, "yes"),
 		b("use-exit-on-panic", "", cfgMutable|cfgHidden, "no"),
 		b("disable-thp", "", cfgImmutable, "yes"),
 		b("cluster-allow-replica-migration", "", cfgMutable, "yes"),
@@ -156,16 +154,12 @@ func cfgInertTable() []*cfgOption {
 		boolOnlyNo("activedefrag", cfgMutable, "Active defragmentation cannot be enabled: it "+
 			"requires a Redis server compiled with a modified Jemalloc like the one shipped "+
 			"by default with the Redis source distribution"),
-		boolOnlyNo("cluster-enabled", cfgImmutable, "redshard does not implement Redis Cluster"),
 
 		// ---- strings
 		s("aclfile", "", cfgImmutable, "", nil),
 		s("replica-announce-ip", "slave-announce-ip", cfgMutable|cfgEmptyIsNull, "", nil),
 		s("masteruser", "", cfgMutable|cfgEmptyIsNull, "", nil),
 		s("masterauth", "", cfgMutable|cfgEmptyIsNull, "", nil),
-		s("cluster-announce-ip", "", cfgMutable|cfgEmptyIsNull, "", nil),
-		s("cluster-config-file", "", cfgImmutable, "nodes.conf", nil),
-		s("cluster-announce-hostname", "", cfgMutable|cfgEmptyIsNull, "", cfgCheckAnnouncedHostname),
 		s("syslog-ident", "", cfgImmutable, "redis", nil),
 		s("ignore-warnings", "", cfgMutable, "", nil),
 		s("proc-title-template", "", cfgMutable, "{title} {listen-addr} {server-mode}", cfgCheckProcTitleTemplate),
@@ -181,7 +175,6 @@ func cfgInertTable() []*cfgOption {
 		e("repl-diskless-load", cfgMutable, cfgEnumDisklessLoad, "disabled"),
 		e("acl-pubsub-default", cfgMutable, cfgEnumACLPubsub, "resetchannels"),
 		e("sanitize-dump-payload", cfgMutable, cfgEnumSanitize, "no"),
-		e("cluster-preferred-endpoint-type", cfgMutable, cfgEnumEndpointType, "ip"),
 		e("propagation-error-behavior", cfgMutable, cfgEnumPropagationErr, "ignore"),
 
 		// ---- numbers
@@ -194,10 +187,6 @@ func cfgInertTable() []*cfgOption {
 		n("replica-priority", "slave-priority", cfgMutable, 0, intMax, "100"),
 		n("repl-diskless-sync-delay", "", cfgMutable, 0, intMax, "5"),
 		n("replica-announce-port", "slave-announce-port", cfgMutable, 0, 65535, "0"),
-		n("cluster-port", "", cfgImmutable, 0, 65535, "0"),
-		n("cluster-announce-bus-port", "", cfgMutable, 0, 65535, "0"),
-		n("cluster-announce-port", "", cfgMutable, 0, 65535, "0"),
-		n("cluster-announce-tls-port", "", cfgMutable, 0, 65535, "0"),
 		n("repl-timeout", "", cfgMutable, 1, intMax, "60"),
 		n("repl-ping-replica-period", "repl-ping-slave-period", cfgMutable, 1, intMax, "10"),
 		n("rdb-key-save-delay", "", cfgMutable|cfgHidden, cfgIntMin, intMax, "0"),

@@ -113,11 +113,10 @@ func TestCompatOptionsSet(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	// Loading refuses what redshard cannot honour.
-	for _, arg := range [][]string{{"--cluster-enabled", "yes"}} {
-		if _, err := LoadConfigFrom(arg, "", nil); err == nil {
-			t.Errorf("LoadConfig(%q) succeeded", arg)
-		}
+	// cluster-enabled yes is real (cmd_cluster.go), and immutable.
+	cc, err := LoadConfigFrom([]string{"--cluster-enabled", "yes"}, "", nil)
+	if err != nil || !cc.ClusterEnabled() {
+		t.Errorf("LoadConfig(--cluster-enabled yes): %v", err)
 	}
 }
 

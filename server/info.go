@@ -306,7 +306,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.str("redis_git_sha1", "00000000")
 		w.int("redis_git_dirty", 0)
 		w.str("redis_build_id", buildID())
-		w.str("redis_mode", "standalone")
+		w.str("redis_mode", srv.redisMode())
 		w.str("os", un)
 		w.int("arch_bits", int64(strconv.IntSize))
 		w.str("monotonic_clock", "POSIX clock_gettime")
@@ -547,7 +547,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 
 	if sel.want("cluster") {
 		w.section("Cluster")
-		w.int("cluster_enabled", 0)
+		w.int("cluster_enabled", srv.infoClusterEnabled()) // cmd_cluster.go
 	}
 
 	if sel.want("keyspace") {

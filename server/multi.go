@@ -239,6 +239,9 @@ func (cl *Client) routeExec(cmd *Cmd) (target int, mask uint64, done bool) {
 func (cl *Client) multiReject(cmd *Cmd, msg string) string {
 	if cmd != nil && cmd.fullName == "exec" {
 		cl.discardMulti(1 << uint(cl.loop.id))
+		if isClusterRedirect(msg) {
+			return msg // answered bare, as Redis's clusterRedirectClient (cluster_route.go)
+		}
 		if len(msg) > 4 && msg[:4] == "ERR " {
 			msg = msg[4:] // Redis's formatted rejections carry no code here
 		}

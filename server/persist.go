@@ -246,6 +246,9 @@ func (srv *Server) loadAtStart() error {
 	if _, err := srv.loadLog(fresh, lg.Load, true); err != nil {
 		return err
 	}
+	if err := srv.clusterVerifyData(fresh); err != nil { // cmd_cluster.go
+		return err
+	}
 	keys := 0
 	for _, sh := range fresh {
 		k, _ := sh.Keys()

@@ -216,6 +216,9 @@ func (srv *Server) loadRDBAtStart() error {
 	if err != nil {
 		return loadError(rdbLoadFailure(srv.cfg.DBFilename(), err))
 	}
+	if err := srv.clusterVerifyData(fresh); err != nil { // cmd_cluster.go
+		return err
+	}
 	took := time.Since(start)
 	return srv.parkAll(func() {
 		if found {

@@ -312,6 +312,10 @@ type scriptRun struct {
 	now     bool
 	keys    [16]int
 	trkRead bool // it called a read-only command: its caller tracks its keys (tracking.go)
+	// Cluster mode (cluster_route.go): the slot of the keys it touched so
+	// far (-1: none yet), and whether it may touch keys of other slots.
+	slot      int
+	crossSlot bool
 }
 
 // propHold is what a transaction or script logs, held until it ends:
@@ -448,6 +452,10 @@ func (l *Loop) scriptPrepare(x *Exec, flags uint64, ro bool) bool {
 	if flags&lua.FlagEvalCompatMode != 0 {
 		return true
 	}
+	if flags&lua.FlagNoCluster != 0 && l.srv.clus != nil {
+		x.Err("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+		return false
+	}
 	if flags&lua.FlagNoWrites == 0 {
 		if msg := l.srv.logError(); msg != "" {
 			x.Err("MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: " + strings.TrimPrefix(msg, "MISCONF Errors writing to the AOF file: "))
@@ -496,6 +504,9 @@ func (l *Loop) beginScript(x *Exec, eng *lua.Engine, flags uint64, ro bool, name
 		r.noOOM = !l.makeRoom(x.mask)
 	}
 	r.wrote, r.stop = false, false
+	if l.srv.clus != nil {
+		r.clusterBegin(flags, argv) // cluster_route.go
+	}
 	r.repl = lua.ReplAll
 	r.need, r.now = 0, false
 	r.notes, r.noteLen = len(l.ps.noteEnts), len(l.ps.notes)
@@ -640,6 +651,11 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 	if r.noOOM && !r.wrote && cmd.flags&flagDenyOOM != 0 {
 		return r.reject(dst, cmd, oomError)
 	}
+	if srv.clus != nil && (r.cl == nil || r.cl.rm == nil) {
+		if msg := r.clusterCheck(cmd, argv); msg != "" { // cluster_route.go
+			return r.reject(dst, cmd, msg)
+		}
+	}
 	if cmd.fullName == "select" {
 		// The script's database, not its caller's (Redis 7).
 		st := &l.stats.cmds[cmd.id]
@@ -648,6 +664,8 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 		id, err := strconv.ParseInt(string(argv[1]), 10, 64)
 		if err != nil {
 			msg = shard.ErrNotInt
+		} else if srv.clus != nil && id != 0 {
+			msg = errClusterSelect
 		} else if id < 0 || id >= int64(len(srv.shards[0].DBs)) {
 			msg = shard.ErrDBIndex
 		}

@@ -102,6 +102,7 @@ type Server struct {
 	scripts     scriptRegistry  // EVAL's script bodies (script.go)
 	funcs       funcRegistry    // FUNCTION's libraries (functions.go)
 	busy        busyState       // scripts past busy-reply-threshold (busy.go)
+	clus        *clusterState   // cluster mode, nil when cluster-enabled is no (cmd_cluster.go)
 }
 
 // serverStats are process-wide counters updated with atomics off the hot path.
@@ -266,6 +267,10 @@ func Run(cfg *Config, log *Logger) error {
 	go srv.busyWatch()      // long scripts (busy.go)
 	srv.sysClient = srv.newSysClient()
 	srv.initReplica() // the master client, the replica role (replica.go)
+	// Cluster mode: nodes.conf, the slot map (cmd_cluster.go).
+	if err := srv.initCluster(); err != nil {
+		return err
+	}
 	if err := srv.openLog(); err != nil {
 		// Redis prints its logo before it reads the AOF manifest, so
 		// its log shows the banner and then the reason it exits; so

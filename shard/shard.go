@@ -270,6 +270,26 @@ done:
 	return int(crc16(key)&16383) % n
 }
 
+// KeySlot is the Redis Cluster hash slot of a key (Redis's keyHashSlot):
+// the CRC16 of its hash tag, or of the whole key, modulo 16384. ShardOf is
+// KeySlot modulo the shard count, so a slot's keys live on one shard.
+func KeySlot(key []byte) int {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '{' {
+			for j := i + 1; j < len(key); j++ {
+				if key[j] == '}' {
+					if j > i+1 {
+						return int(crc16(key[i+1:j]) & 16383)
+					}
+					break
+				}
+			}
+			break
+		}
+	}
+	return int(crc16(key) & 16383)
+}
+
 // crc16 is the CRC16 (XMODEM) of Redis Cluster's key slots: a key's shard is
 // its slot modulo the shard count, the same in every process (tests and
 // tools can tell which shard a key lives on), unlike the keyspace hash,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand"
 	"net"
 	"os"
 	"os/exec"
@@ -93,9 +94,22 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// freePort returns a port on 127.0.0.1 that was free a moment ago.
+// freePort returns a port on 127.0.0.1 that was free a moment ago: one
+// the system picks, or with REDSHARD_TEST_PORTS=lo-hi one in that range
+// (for machines where tests must keep to some ports).
 func freePort(t testing.TB) int {
 	t.Helper()
+	if lo, hi, ok := strings.Cut(os.Getenv("REDSHARD_TEST_PORTS"), "-"); ok {
+		l, _ := strconv.Atoi(lo)
+		h, _ := strconv.Atoi(hi)
+		for i := 0; l > 0 && h >= l && i < 1000; i++ {
+			p := l + mrand.Intn(h-l+1)
+			if ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+				ln.Close()
+				return p
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("free port: %v", err)
