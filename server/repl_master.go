@@ -627,7 +627,9 @@ func (srv *Server) replCron() {
 		// master that stops (DEBUG SLEEP) lets its handshake time out.
 		rp.lastNewline = now
 		for _, r := range rp.m.replicas {
-			if r.state.Load() == repWaitBgsave {
+			// Not in its first second: a sync that starts at the next
+			// tick answers +FULLRESYNC first, as Redis's starts at once.
+			if r.state.Load() == repWaitBgsave && now.Sub(r.since) >= time.Second {
 				waiting = append(waiting, r)
 			}
 		}
