@@ -332,6 +332,13 @@ func (r *Rules) apply(e *Env, op []byte) error {
 				return ErrSyntax
 			}
 			for _, a := range args {
+				if len(a) > 0 && a[len(a)-1] == ')' {
+					// A rule ending in ')' would end the selector early
+					// when its saved line is read back (MergeSelectors, as
+					// Redis's ACL LOAD merges): ACL SAVE would write a
+					// file that does not load. Redis accepts it; refused.
+					return ErrSyntax
+				}
 				if err := s.apply(e, a); err != nil {
 					return err
 				}
