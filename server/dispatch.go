@@ -445,7 +445,7 @@ func (cl *Client) hopDone(context.Context) error {
 	h := &cl.hop
 	if !cl.obs.obufKill { // else closed for its output limits meanwhile: dropped
 		cl.out = append(cl.out, h.out...)
-		cl.trackLater() // invalidations of its own changes, after their replies (tracking.go)
+		cl.trackLater() // invalidations that arrived meanwhile, after the run's replies (tracking.go)
 	}
 	if h.restart < 0 || cl.closed {
 		for i := range h.argv {
@@ -631,6 +631,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed, trk bool) {
 		cl.out = x.Out
 		x.Out = nil
 		x.cl = nil
+		x.trk = false
 		cl.escalated = true
 		return
 	}
