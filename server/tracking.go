@@ -291,7 +291,9 @@ func (l *Loop) trkAppend(dst int, kind uint8, id, from int64, self bool, key []b
 	l.trk.out[dst] = append(l.trk.out[dst], trkOut{kind: kind, id: id, from: from, self: self, off: off, end: len(l.trk.buf)})
 }
 
-// bcastMatch files key under every prefix it matches.
+// bcastMatch files key under every prefix it matches. key points into a
+// shard's queue, which stays as it is until bcastSend, later in the same
+// trackFlush (nothing queues on a shard meanwhile).
 func (l *Loop) bcastMatch(snap *bcastTable, key []byte, writer int64) {
 	if snap == nil {
 		return
