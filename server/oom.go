@@ -44,9 +44,10 @@ func (srv *Server) initOOMScoreAdj() {
 	srv.setOOMScoreAdj()
 }
 
-// setOOMScoreAdj is Redis's setOOMScoreAdj for the master class (redshard
-// is never a replica and forks no child): "yes"/"relative" adds the first
-// of oom-score-adj-values to the score the process started with,
+// setOOMScoreAdj is Redis's setOOMScoreAdj for the process's class, the
+// master's or, while it replicates, the replica's (redshard forks no
+// child, so the third class is never used): "yes"/"relative" adds that
+// class's value of oom-score-adj-values to the score the process started with,
 // "absolute" sets it, both clamped to [-1000, 1000]; "no" restores the
 // original score if redshard had changed it. It reports failures in the
 // log, as Redis does.
@@ -67,7 +68,11 @@ func (srv *Server) setOOMScoreAdj() bool {
 			}
 			st.base = cAtoi(b)
 		}
-		val = srv.cfg.OOMScoreAdjValues()[0]
+		class := 0
+		if srv.repl.isReplica.Load() {
+			class = 1
+		}
+		val = srv.cfg.OOMScoreAdjValues()[class]
 		if mode == "yes" {
 			val += st.base
 		}

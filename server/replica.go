@@ -172,6 +172,7 @@ func (srv *Server) initReplica() {
 		srv.repl.isReplica.Store(true)
 		rs.state.Store(rlConnect)
 		srv.log.SetRole('S')
+		srv.setOOMScoreAdj()
 	}
 }
 
@@ -239,6 +240,7 @@ func (srv *Server) replicaSet(host string, port int, runtime bool) {
 	}
 	rs.state.Store(rlConnect)
 	srv.repl.isReplica.Store(true)
+	srv.setOOMScoreAdj() // the replica class of oom-score-adj-values
 	if runtime && wasMaster {
 		srv.disconnectBlocked()
 	}
@@ -283,6 +285,7 @@ func (srv *Server) replicaUnset() {
 	srv.cfg.replHost.Store("")
 	srv.cfg.replPort.Store(0)
 	srv.repl.isReplica.Store(false)
+	srv.setOOMScoreAdj() // back to the master class
 	srv.repl.shiftIDs("")
 	// Its replicas reconnect to learn the new id, and continue partially
 	// (Redis's replicationUnsetMaster).

@@ -327,8 +327,8 @@ func oomScoreAdj(t *testing.T, pid int) int {
 
 // TestOOMScoreAdj: oom-score-adj and oom-score-adj-values set the process's
 // oom_score_adj as Redis 7.0 does (relative to the score it started with,
-// or absolute, clamped to 1000), at start and on CONFIG SET, and "no"
-// restores the original score.
+// or absolute, clamped to 1000), at start, on CONFIG SET and on REPLICAOF
+// (the replica class), and "no" restores the original score.
 func TestOOMScoreAdj(t *testing.T) {
 	base := oomScoreAdj(t, os.Getpid()) // the server inherits ours
 	if base > 900 {
@@ -344,6 +344,16 @@ func TestOOMScoreAdj(t *testing.T) {
 	rc.do(resp("CONFIG", "SET", "oom-score-adj-values", "15 20 30"), "+OK\r\n")
 	if got := oomScoreAdj(t, pid); got != base+15 {
 		t.Errorf("relative 15: oom_score_adj %d, want %d", got, base+15)
+	}
+	// A replica takes the second class, and REPLICAOF NO ONE brings the
+	// first back (the master it points at need not exist).
+	rc.do(resp("REPLICAOF", "127.0.0.1", "1"), "+OK\r\n")
+	if got := oomScoreAdj(t, pid); got != base+20 {
+		t.Errorf("replica: oom_score_adj %d, want %d", got, base+20)
+	}
+	rc.do(resp("REPLICAOF", "NO", "ONE"), "+OK\r\n")
+	if got := oomScoreAdj(t, pid); got != base+15 {
+		t.Errorf("master again: oom_score_adj %d, want %d", got, base+15)
 	}
 	rc.do(resp("CONFIG", "SET", "oom-score-adj", "absolute", "oom-score-adj-values", "950 950 950"), "+OK\r\n")
 	if got := oomScoreAdj(t, pid); got != 950 {
