@@ -40,6 +40,7 @@ package server
 // dropped when its lag passes the replica class's output buffer limit.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -83,6 +84,8 @@ type replica struct {
 
 	capaEOF, capaPsync2 bool
 	rdbOnly             bool  // REPLCONF rdb-only 1 (redis-cli --rdb): no stream after the RDB
+	filtered            bool  // REPLCONF rdb-filter-only: an RDB without keys
+	withFuncs           bool  // ... but with the function libraries ("functions")
 	softSince           int64 // unix s since its lag is over the soft limit (repl.mu)
 	prePsync            bool  // came with SYNC: no +FULLRESYNC line
 
@@ -115,6 +118,7 @@ type replica struct {
 // image has been written to its socket (file ""), or the file to send.
 type syncRDB struct {
 	file string // send this file as $<len> (disk mode)
+	data []byte // or these bytes, written whole (a filtered RDB)
 	err  error
 }
 
@@ -125,6 +129,9 @@ type replConf struct {
 	eof     bool
 	psync2  bool
 	rdbOnly bool
+	// rdb-filter-only: filtered, the RDB holds no keys; withFuncs, it
+	// holds the function libraries (the one include filter Redis 7.0 has).
+	filtered, withFuncs bool
 }
 
 // replMaster is the master's side of srv.repl (guarded by repl.mu unless
@@ -214,6 +221,22 @@ func cmdReplconf(x *Exec, argv [][]byte) {
 			return
 		case "rdb-only":
 			rc.rdbOnly = val == "1"
+		case "rdb-filter-only":
+			// Include filters (Redis 7.0 knows "functions"; "" is an
+			// empty RDB): everything else is left out.
+			filters, ok := cfgSplitArgs(val)
+			if !ok {
+				x.Err("ERR Missing rdb-filter-only values")
+				return
+			}
+			rc.filtered, rc.withFuncs = true, false
+			for _, f := range filters {
+				if !strings.EqualFold(f, "functions") {
+					x.Err("ERR Unsupported rdb-filter-only option: " + f)
+					return
+				}
+				rc.withFuncs = true
+			}
 		default:
 			x.Err("ERR Unrecognized REPLCONF option: " + string(argv[i]))
 			return
@@ -264,8 +287,14 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 	if rc == nil {
 		rc = &replConf{}
 	}
+	if rc.filtered && !rc.eof {
+		// A filtered RDB goes over the socket only, never through the
+		// snapshot file (Redis's syncCommand).
+		x.Err("ERR Filtered replica requires EOF capability")
+		return
+	}
 	r := &replica{srv: srv, cl: cl, port: rc.port, ip: rc.ip, capaEOF: rc.eof && psync, capaPsync2: rc.psync2,
-		rdbOnly: rc.rdbOnly, prePsync: !psync, since: time.Now(), gone: make(chan struct{}), acked: make(chan struct{}), rdb: make(chan syncRDB, 1)}
+		rdbOnly: rc.rdbOnly, filtered: rc.filtered, withFuncs: rc.withFuncs, prePsync: !psync, since: time.Now(), gone: make(chan struct{}), acked: make(chan struct{}), rdb: make(chan syncRDB, 1)}
 	if addr := cl.c.RemoteAddr(); addr != nil {
 		r.addr = addr.String()
 		if r.ip == "" {
@@ -298,11 +327,15 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 	cl.rep = r
 	x.Out = x.Out[:0]
 	rp := &srv.repl
-	if psync && !rc.rdbOnly && srv.tryPartial(r, string(replid), off) {
+	if psync && !rc.rdbOnly && !rc.filtered && srv.tryPartial(r, string(replid), off) {
 		return
 	}
 	if psync && string(replid) != "?" {
 		rp.m.partialErr.Add(1)
+	}
+	if r.filtered {
+		srv.filteredSync(r)
+		return
 	}
 	r.state.Store(repWaitBgsave)
 	rp.mu.Lock()
@@ -316,6 +349,59 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 		} else {
 			srv.log.Noticef("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '%s', my replication IDs are '%s' and '%s')", replid, rp.replid, rp.replid2)
 		}
+	}
+	go r.send()
+}
+
+// filteredSync is the full sync of a replica that asked for an RDB
+// without keys (REPLCONF rdb-filter-only, as `redis-cli --functions-rdb`
+// does): no point-in-time image of the shards is needed, so the RDB (the
+// function libraries or nothing) is made here, at the current offset, and
+// the stream, unless rdb-only, follows from there; every loop is parked.
+func (srv *Server) filteredSync(r *replica) {
+	rp := &srv.repl
+	var mark [20]byte
+	_, _ = rand.Read(mark[:])
+	eof := fmt.Sprintf("%x", mark)
+	var codes []string
+	if r.withFuncs {
+		for _, lib := range srv.funcs.list() {
+			codes = append(codes, lib.code)
+		}
+	}
+	rp.mu.Lock()
+	rp.ensureBacklog()
+	off := rp.off
+	r.blk, r.pos = rp.cursorAt(off + 1)
+	r.sent.Store(off)
+	r.ack.Store(0)
+	rp.m.replicas = append(rp.m.replicas, r)
+	id := rp.replid
+	rp.mu.Unlock()
+	srv.log.Noticef("Replica %s asks for synchronization", r.name())
+	rp.m.fullSyncs.Add(1)
+	var buf bytes.Buffer
+	if !r.prePsync { // SYNC gets the RDB alone
+		buf.WriteString("+FULLRESYNC " + id + " " + strconv.FormatInt(off, 10) + "\r\n")
+	}
+	buf.WriteString("$EOF:" + eof + "\r\n")
+	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate(), Extra: [][2]string{
+		{"repl-stream-db", "0"}, {"repl-id", id}, {"repl-offset", strconv.FormatInt(off, 10)}}}
+	w, err := rdb.NewWriter(&buf, srv.rdbOptions(), h)
+	for _, code := range codes {
+		if err == nil {
+			err = w.Function(code)
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	buf.WriteString(eof)
+	r.state.Store(repWaitBgsave)
+	if err != nil {
+		r.rdb <- syncRDB{err: err}
+	} else {
+		r.rdb <- syncRDB{data: buf.Bytes()}
 	}
 	go r.send()
 }
@@ -419,6 +505,11 @@ func (r *replica) send() {
 		if res.file != "" {
 			if err := r.sendFile(res.file); err != nil {
 				r.drop(err.Error())
+				return
+			}
+		} else if res.data != nil {
+			if err := r.writeNow(res.data); err != nil {
+				r.drop("write error: " + err.Error())
 				return
 			}
 		} else if !r.rdbOnly {
