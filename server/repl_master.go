@@ -139,6 +139,10 @@ type replConf struct {
 type replMaster struct {
 	replicas []*replica
 	waiting  []*replica // wait_bgsave, their sync not started
+	// syncFile: dump.rdb was written for a disk-based sync; with
+	// rdb-del-sync-files and no persistence it is removed once no replica
+	// needs it (removeSyncRDB).
+	syncFile atomic.Bool
 	syncing  atomic.Bool
 	imaging  atomic.Bool                  // the shards serialize a disk-less sync image
 	syncImg  atomic.Pointer[aof.Snapshot] // the disk-less image being sent
@@ -680,6 +684,7 @@ func (srv *Server) replCron() {
 	if !rp.on.Load() {
 		return
 	}
+	srv.removeSyncRDB()
 	now := time.Now()
 	rp.mu.Lock()
 	nwait := len(rp.m.waiting)
@@ -989,6 +994,45 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 	}()
 }
 
+// persistenceOff is Redis's allPersistenceDisabled: no save point and no
+// AOF.
+func (srv *Server) persistenceOff() bool {
+	return len(srv.cfg.SaveParams()) == 0 && !srv.cfg.AppendOnly()
+}
+
+// removeSyncRDB is Redis's removeRDBUsedToSyncReplicas (from the cron):
+// with rdb-del-sync-files yes and persistence off, the dump.rdb a
+// disk-based sync wrote is removed once no replica waits for or receives
+// it, so that a server meant to keep nothing on disk keeps nothing.
+func (srv *Server) removeSyncRDB() {
+	rp := &srv.repl
+	if !srv.cfg.boolOr("rdb-del-sync-files", false) {
+		rp.m.syncFile.Store(false) // a later CONFIG SET yes finds no stale mark
+		return
+	}
+	if !rp.m.syncFile.Load() || !srv.persistenceOff() || srv.save.active.Load() {
+		return
+	}
+	rp.mu.Lock()
+	busy := rp.m.diskSave || len(rp.m.diskWait) > 0
+	for _, r := range rp.m.replicas {
+		if st := r.state.Load(); st == repWaitBgsave || st == repSendBulk {
+			busy = true
+		}
+	}
+	rp.mu.Unlock()
+	if busy {
+		return
+	}
+	path := srv.rdbPath()
+	if _, err := os.Lstat(path); err != nil {
+		return
+	}
+	rp.m.syncFile.Store(false)
+	srv.log.Noticef("Removing the RDB file used to feed replicas in a persistence-less instance")
+	_ = os.Remove(path)
+}
+
 // startDiskSync runs a BGSAVE for the replicas, which get the file when it
 // is done (replDiskSaved); every loop is parked.
 func (srv *Server) startDiskSync(rs []*replica) {
@@ -998,6 +1042,7 @@ func (srv *Server) startDiskSync(rs []*replica) {
 	rp.m.diskSave = true
 	rp.mu.Unlock()
 	srv.log.Noticef("Starting BGSAVE for SYNC with target: disk")
+	rp.m.syncFile.Store(true)
 	if err := srv.startSnapshot(); err != nil {
 		srv.replDiskSaved(err)
 	}

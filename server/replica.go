@@ -838,6 +838,12 @@ func (srv *Server) replFullSync(gen uint64, br *bufio.Reader, lr *linkReader, re
 	if loadErr != nil {
 		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from disk, check server logs: %v", loadErr)
 	}
+	if srv.cfg.boolOr("rdb-del-sync-files", false) && srv.persistenceOff() {
+		// Nothing is meant to persist here: the file goes (Redis's
+		// readSyncBulkPayload).
+		srv.log.Noticef("Removing the RDB file obtained from the master. This replica has persistence disabled")
+		_ = os.Remove(final)
+	}
 	if srv.persist != nil {
 		// The log must hold the new data set (Redis's restartAOFAfterSYNC).
 		srv.sysRequest(bgrewriteaofRequest)

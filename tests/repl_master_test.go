@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -276,4 +277,48 @@ func diffKeys(a, b *redis.Client) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// rdb-del-sync-files yes on a master and a replica with persistence off:
+// the dump.rdb a disk-based full sync wrote, on both sides, is removed
+// once the sync is done (Redis's removeRDBUsedToSyncReplicas and
+// readSyncBulkPayload), and a save point keeps it.
+func TestRDBDelSyncFiles(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run("save-points-"+strconv.FormatBool(keep), func(t *testing.T) {
+			args := []string{"--shards", "2", "--enable-debug-command", "yes", "--appendonly", "no",
+				"--repl-diskless-sync", "no", "--repl-diskless-load", "disabled", "--rdb-del-sync-files", "yes", "--save", ""}
+			if keep {
+				args = append(args[:len(args)-1], "3600 1")
+			}
+			m := startServer(t, args...)
+			mc := m.client(t, 1)
+			if err := mc.Do(ctxT(t), "DEBUG", "POPULATE", "1000").Err(); err != nil {
+				t.Fatal(err)
+			}
+			r := startServer(t, append(args, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))...)
+			rc := r.client(t, 1)
+			waitInSync(t, mc, rc)
+			if keep {
+				time.Sleep(2500 * time.Millisecond) // two crons
+			}
+			for _, s := range []*server{m, r} {
+				path := filepath.Join(s.Dir, "dump.rdb")
+				if keep {
+					if _, err := os.Stat(path); err != nil {
+						t.Errorf("with a save point, %s: %v", path, err)
+					}
+					continue
+				}
+				waitFor(t, "the removal of "+path, func() bool {
+					_, err := os.Stat(path)
+					return os.IsNotExist(err)
+				})
+			}
+			if !keep {
+				m.waitLog(t, "Removing the RDB file used to feed replicas in a persistence-less instance")
+				r.waitLog(t, "Removing the RDB file obtained from the master. This replica has persistence disabled")
+			}
+		})
+	}
 }
