@@ -1819,6 +1819,9 @@ func (c *Config) IOThreads() int                { return int(c.ioThreads.Load())
 // LogLevel returns the current loglevel.
 func (c *Config) LogLevel() LogLevel { return LogLevel(c.logLevel.Load()) }
 
+// PersistenceOff is Redis's allPersistenceDisabled: no save point and no AOF.
+func (c *Config) PersistenceOff() bool { return !c.AppendOnly() && len(*c.save.Load()) == 0 }
+
 // SaveParams returns the snapshot rules ("save"); empty means disabled.
 func (c *Config) SaveParams() []SaveParam { return append([]SaveParam(nil), *c.save.Load()...) }
 
@@ -1977,7 +1980,7 @@ func (c *Config) Warnings() []string {
 	if c.AppendOnly() && c.AppendFsync() == "no" {
 		w = append(w, "appendonly is enabled with appendfsync no: the operating system decides when the AOF reaches the disk, and a crash or power loss can lose tens of seconds of writes.")
 	}
-	if !c.AppendOnly() && len(*c.save.Load()) == 0 {
+	if c.PersistenceOff() {
 		w = append(w, "persistence is disabled (appendonly no and save \"\"): all data is lost when the server stops.")
 	}
 	if c.MaxMemory() == 0 && c.MaxMemoryPolicy() != "noeviction" {

@@ -364,15 +364,7 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 // the stream, unless rdb-only, follows from there; every loop is parked.
 func (srv *Server) filteredSync(r *replica) {
 	rp := &srv.repl
-	var mark [20]byte
-	_, _ = rand.Read(mark[:])
-	eof := fmt.Sprintf("%x", mark)
-	var codes []string
-	if r.withFuncs {
-		for _, lib := range srv.funcs.list() {
-			codes = append(codes, lib.code)
-		}
-	}
+	eof := newEOFMark()
 	rp.mu.Lock()
 	rp.ensureBacklog()
 	off := rp.off
@@ -389,8 +381,10 @@ func (srv *Server) filteredSync(r *replica) {
 		buf.WriteString("+FULLRESYNC " + id + " " + strconv.FormatInt(off, 10) + "\r\n")
 	}
 	buf.WriteString("$EOF:" + eof + "\r\n")
-	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate(), Extra: [][2]string{
-		{"repl-stream-db", "0"}, {"repl-id", id}, {"repl-offset", strconv.FormatInt(off, 10)}}}
+	h, codes := srv.imageHead(replAux(id, off)...)
+	if !r.withFuncs {
+		codes = nil
+	}
 	w, err := rdb.NewWriter(&buf, srv.rdbOptions(), h)
 	for _, code := range codes {
 		if err == nil {
@@ -884,20 +878,13 @@ func (srv *Server) startFullSync() {
 // startDisklessSync streams the image to the replicas; every loop is parked.
 func (srv *Server) startDisklessSync(rs []*replica) {
 	rp := &srv.repl
-	var mark [20]byte
-	_, _ = rand.Read(mark[:])
-	eof := fmt.Sprintf("%x", mark)
+	eof := newEOFMark()
 	fan := &replFan{rs: rs}
 	for _, r := range rs {
 		fan.pre(r, r.greeting+"$EOF:"+eof+"\r\n")
 	}
 	srv.log.Noticef("Starting BGSAVE for SYNC with target: replicas sockets")
-	var codes []string
-	for _, lib := range srv.funcs.list() {
-		codes = append(codes, lib.code)
-	}
-	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate(), Extra: [][2]string{
-		{"repl-stream-db", "0"}, {"repl-id", rp.replid}, {"repl-offset", strconv.FormatInt(rp.off, 10)}}}
+	h, codes := srv.imageHead(replAux(rp.replid, rp.off)...)
 	s, err := aof.StartStream(fan, srv.rdbOptions(), h, codes)
 	if err != nil {
 		for _, r := range rs {
@@ -917,6 +904,18 @@ func (srv *Server) startDisklessSync(rs []*replica) {
 		l.startSnap(s, true)
 	}
 	rp.m.eofMark = []byte(eof)
+}
+
+// newEOFMark is the 40 hex characters that end a disk-less RDB.
+func newEOFMark() string {
+	var mark [20]byte
+	_, _ = rand.Read(mark[:])
+	return fmt.Sprintf("%x", mark)
+}
+
+// replAux is the replication aux fields of a sync's RDB.
+func replAux(id string, off int64) [][2]string {
+	return [][2]string{{"repl-stream-db", "0"}, {"repl-id", id}, {"repl-offset", strconv.FormatInt(off, 10)}}
 }
 
 // replFan writes the image to every replica of a disk-less sync; a replica
@@ -994,12 +993,6 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 	}()
 }
 
-// persistenceOff is Redis's allPersistenceDisabled: no save point and no
-// AOF.
-func (srv *Server) persistenceOff() bool {
-	return len(srv.cfg.SaveParams()) == 0 && !srv.cfg.AppendOnly()
-}
-
 // removeSyncRDB is Redis's removeRDBUsedToSyncReplicas (from the cron):
 // with rdb-del-sync-files yes and persistence off, the dump.rdb a
 // disk-based sync wrote is removed once no replica waits for or receives
@@ -1010,7 +1003,7 @@ func (srv *Server) removeSyncRDB() {
 		rp.m.syncFile.Store(false) // a later CONFIG SET yes finds no stale mark
 		return
 	}
-	if !rp.m.syncFile.Load() || !srv.persistenceOff() || srv.save.active.Load() {
+	if !rp.m.syncFile.Load() || !srv.cfg.PersistenceOff() || srv.save.active.Load() {
 		return
 	}
 	rp.mu.Lock()

@@ -838,7 +838,7 @@ func (srv *Server) replFullSync(gen uint64, br *bufio.Reader, lr *linkReader, re
 	if loadErr != nil {
 		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from disk, check server logs: %v", loadErr)
 	}
-	if srv.cfg.boolOr("rdb-del-sync-files", false) && srv.persistenceOff() {
+	if srv.cfg.boolOr("rdb-del-sync-files", false) && srv.cfg.PersistenceOff() {
 		// Nothing is meant to persist here: the file goes (Redis's
 		// readSyncBulkPayload).
 		srv.log.Noticef("Removing the RDB file obtained from the master. This replica has persistence disabled")

@@ -130,11 +130,7 @@ func (srv *Server) startRewrite() error {
 	if rdbBase {
 		// An RDB base, as Redis 7 writes with aof-use-rdb-preamble yes: the
 		// libraries go in it, the keys as RDB items (snapshot.go's image).
-		var codes []string
-		for _, lib := range srv.funcs.list() {
-			codes = append(codes, lib.code)
-		}
-		h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate()}
+		h, codes := srv.imageHead()
 		if err := r.UseRDB(srv.rdbOptions(), h, codes); err != nil {
 			srv.rw.cur.Store(nil)
 			r.Abort()

@@ -174,12 +174,18 @@ func (srv *Server) rdbPath() string {
 // openSnapshot starts the file: header and function libraries; repl, the
 // replication aux fields (parked saves only).
 func (srv *Server) openSnapshot(repl ...[2]string) (*aof.Snapshot, error) {
+	h, codes := srv.imageHead(repl...)
+	return aof.StartSnapshot(nil, srv.rdbPath(), srv.rdbOptions(), h, codes)
+}
+
+// imageHead is what every RDB image starts with: the header (with extra
+// aux fields) and the function libraries' code, taken now.
+func (srv *Server) imageHead(extra ...[2]string) (rdb.Header, []string) {
 	var codes []string
 	for _, lib := range srv.funcs.list() {
 		codes = append(codes, lib.code)
 	}
-	h := rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate(), Extra: repl}
-	return aof.StartSnapshot(nil, srv.rdbPath(), srv.rdbOptions(), h, codes)
+	return rdb.Header{CTime: time.Now().Unix(), UsedMem: srv.usedMemoryEstimate(), Extra: extra}, codes
 }
 
 // dirtyNow sums the loops' dirty counters; every loop must be parked.
