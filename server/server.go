@@ -24,6 +24,7 @@ import (
 	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
@@ -221,6 +222,15 @@ func Run(cfg *Config, log *Logger) error {
 		startTime: time.Now(),
 		timing:    true,
 		stopCh:    make(chan struct{}),
+	}
+	// --failpoint: armed before anything is loaded, so a point can fire
+	// in the middle of loading (LoadConfigFrom has checked them and
+	// enable-failpoints).
+	for _, fp := range cfg.Failpoints() {
+		if err := failpoint.SetArg(fp); err != nil {
+			return fmt.Errorf("failpoint: %w", err)
+		}
+		log.Warningf("Failpoint armed: %s", fp)
 	}
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
