@@ -1826,14 +1826,6 @@ func (c *Config) PidFile() string               { return c.pidFile.Load() }
 func (c *Config) Daemonize() bool               { return c.daemonize.Load() }
 func (c *Config) Supervised() string            { return cfgEnumSupervise[c.supervised.Load()] }
 func (c *Config) AlwaysShowLogo() bool          { return c.alwaysShowLogo.Load() }
-
-// EnableFailpoints reports whether DEBUG FAILPOINT and --failpoint are
-// allowed (enable-failpoints, immutable: a crash tester opts in at start).
-func (c *Config) EnableFailpoints() bool { return c.enableFailpoints.Load() }
-
-// Failpoints returns the failpoint directives of the command line and
-// config file ("name=action ..."), in order.
-func (c *Config) Failpoints() []string { return c.failpoints }
 func (c *Config) SetProcTitle() bool            { return c.setProcTitle.Load() }
 func (c *Config) CrashLogEnabled() bool         { return c.crashLogEnabled.Load() }
 func (c *Config) ProtoMaxBulkLen() int64        { return c.protoMaxBulkLen.Load() }
@@ -1941,6 +1933,14 @@ func (c *Config) LFUDecayTime() int64           { return c.lfuDecayTime.Load() }
 func (c *Config) TrackingTableMaxKeys() int64   { return c.trackingTableMaxKeys.Load() }
 func (c *Config) BusyReplyThreshold() int64     { return c.busyReplyThreshold.Load() } // milliseconds
 func (c *Config) ShutdownTimeout() int64        { return c.shutdownTimeout.Load() }    // seconds
+
+// EnableFailpoints reports whether DEBUG FAILPOINT and --failpoint are
+// allowed (enable-failpoints, immutable: a crash tester opts in at start).
+func (c *Config) EnableFailpoints() bool { return c.enableFailpoints.Load() }
+
+// Failpoints returns the failpoint directives of the command line and
+// config file ("name=action ..."), in order.
+func (c *Config) Failpoints() []string { return c.failpoints }
 
 // EnableDebugCommand returns "no", "yes" or "local".
 func (c *Config) EnableDebugCommand() string { return cfgEnumProtected[c.enableDebugCommand.Load()] }
