@@ -795,7 +795,13 @@ func (cl *Client) writeOut() {
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		cl.loop.stats.writes++
+		// reply-write / reply-written: on the client's loop, so sleep
+		// stalls that loop's clients. "Written" is Conn.Write returned:
+		// the kernel has the bytes, or gnet's outbound buffer when the
+		// socket is full.
+		failpoint.Inject(failpoint.ReplyWrite)
 		cl.send(cl.out)
+		failpoint.Inject(failpoint.ReplyWritten)
 		if cap(cl.out) > 64<<10 {
 			cl.out = nil
 		} else {
