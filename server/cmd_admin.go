@@ -1434,6 +1434,8 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Output a hex signature representing the current DB content.",
 			"DIGEST-VALUE <key> [<key> ...]",
 			"    Output a hex signature of the values of all the specified keys.",
+			"FAILPOINT SET|LIST|CLEAR|HELP ...",
+			"    Crash-test failpoints (needs enable-failpoints yes, not enable-debug-command).",
 			"LOADAOF",
 			"    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"OBJECT <key>",
