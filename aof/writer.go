@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/redshard/redshard/failpoint"
 )
 
 // The group-commit protocol.
@@ -373,7 +376,11 @@ func (w *writerState) flush() bool {
 	} else {
 		out = sealGroupTS(w.grp, ts)
 		tw := time.Now()
-		n, err = w.file.Write(out)
+		if e := failpoint.Inject(failpoint.AOFWrite); e != 0 {
+			err = &os.PathError{Op: "write", Path: fileName(w.file), Err: e}
+		} else {
+			n, err = w.file.Write(out)
+		}
 		l.latency("aof-write", time.Since(tw))
 	}
 	if err == nil && n < len(out) {
@@ -397,9 +404,15 @@ func (w *writerState) flush() bool {
 	}
 	if always {
 		t0 := time.Now()
-		if err := w.file.Sync(); err != nil {
+		var serr error
+		if e := failpoint.Inject(failpoint.AOFFsync); e != 0 {
+			serr = &os.PathError{Op: "fdatasync", Path: fileName(w.file), Err: e}
+		} else {
+			serr = w.file.Sync()
+		}
+		if serr != nil {
 			w.needTrunc = true
-			w.fail("fsync", err, w.grpFrom, w.grpTo)
+			w.fail("fsync", serr, w.grpFrom, w.grpTo)
 			return false
 		}
 		d := time.Since(t0)
@@ -433,6 +446,9 @@ func (w *writerState) flush() bool {
 	if cap(w.grp) > 16<<20 {
 		w.grp = make([]byte, groupHeaderRoom, 64<<10)
 	}
+	// aof-publish: the group is in the file (and synced under always) but
+	// no loop may release a reply for it yet.
+	failpoint.Inject(failpoint.AOFPublish)
 	maxStore(&l.written, to)
 	if always {
 		maxStore(&l.durable, to)
@@ -440,8 +456,19 @@ func (w *writerState) flush() bool {
 	if w.failing {
 		w.recovered()
 	}
+	// aof-published: the positions are public (a loop polling them may
+	// already release replies), the loops are not told yet.
+	failpoint.Inject(failpoint.AOFPublished)
 	w.notify()
 	return true
+}
+
+// fileName is a log file's name for the errors a failpoint makes up.
+func fileName(f File) string {
+	if n, ok := f.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
 }
 
 func (w *writerState) notify() {
@@ -479,6 +506,10 @@ func (w *writerState) switchFile(sw *switchReq) bool {
 	if w.failing {
 		w.recovered()
 	}
+	// rewrite-cut: appends go to the new incr file, which the manifest
+	// already lists; the old one is synced. Runs on the writer under wmu:
+	// sleep here stalls every log write, as a slow disk would.
+	failpoint.Inject(failpoint.RewriteCut)
 	close(sw.done)
 	w.notify()
 	return true
@@ -675,7 +706,12 @@ func (l *Log) syncer() {
 		f := l.file
 		l.mu.Unlock()
 		t0 := time.Now()
-		err := f.Sync()
+		var err error
+		if e := failpoint.Inject(failpoint.AOFFsync); e != 0 {
+			err = &os.PathError{Op: "fdatasync", Path: fileName(f), Err: e}
+		} else {
+			err = f.Sync()
+		}
 		d := time.Since(t0)
 		l.fileMu.Unlock()
 		if err == nil {
