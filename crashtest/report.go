@@ -38,7 +38,7 @@ func (r Row) fail(why string) Row {
 	return r
 }
 
-const rowFormat = "%3s  %-32s %-8s %7s %7s %6s %6s  %-7s %s"
+const rowFormat = "%3s  %-34s %-8s %7s %7s %6s %6s  %-7s %s"
 
 func tableHeader() string {
 	return fmt.Sprintf(rowFormat, "n", "scenario", "fsync", "sent", "acked", "acked", "seen", "verdict", "detail") + "\n" +
@@ -131,7 +131,7 @@ func (rep *Report) Final() string {
 
 // WriteSummary prints the summary table and the final line.
 func (rep *Report) WriteSummary(w io.Writer) {
-	const f = "%-32s %4s %6s %6s %7s %8s %8s %6s %6s\n"
+	const f = "%-34s %4s %6s %6s %7s %8s %8s %6s %6s\n"
 	fmt.Fprintf(w, "\nsummary (fsync %s):\n", rep.Fsync)
 	fmt.Fprintf(w, f, "scenario", "rows", "passed", "failed", "skipped", "sent", "acked", "acked", "seen")
 	fmt.Fprintf(w, f, "", "", "", "", "", "", "", "lost", "lost")
