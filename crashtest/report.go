@@ -16,6 +16,7 @@ type Row struct {
 	Sent      int       `json:"sent"`
 	Acked     int       `json:"acked"`
 	AckedLost int       `json:"acked_lost"`
+	Seen      int       `json:"reader_seen"` // values readers were shown
 	SeenLost  int       `json:"reader_seen_lost"`
 	Verdict   string    `json:"verdict"` // PASS, FAIL or SKIP
 	Detail    string    `json:"detail,omitempty"`

@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -235,6 +236,7 @@ type rowState struct {
 	wg      sync.WaitGroup
 	crashAt time.Time
 	notes   []string
+	live    map[string]bool // corrupt-middle: the values the server holds
 }
 
 func (r *runner) row(n int, name string) (row Row) {
@@ -295,6 +297,11 @@ func (r *runner) row(n int, name string) (row Row) {
 	case name == "corrupt-middle":
 		time.Sleep(r.loadTime(false))
 		cleanStop() // every op sent is acknowledged: the log is whole
+		live, err := liveValues(srv.addr(), rs.models)
+		if err != nil {
+			return row.fail("read live values: " + err.Error())
+		}
+		rs.live = live
 		rs.crashAt = srv.kill()
 	case name == "rewrite-kill":
 		if msg := r.rewriteKill(rs, srv); msg != "" {
@@ -561,7 +568,13 @@ func (r *runner) tearTail(rs *rowState) (string, error) {
 	return key, nil
 }
 
-// corrupt flips one byte in the middle third of the largest log file.
+// bulkRe finds the tool's values in a log: "$<len>\r\nc<id>.o<index>...\r\n".
+var bulkRe = regexp.MustCompile(`\$\d+\r\n(c\d+\.o[0-9.]+)\r\n`)
+
+// corrupt flips one byte in the middle third of the largest log file:
+// inside a value the server still holds, if that third has one (so that a
+// loader which does not notice serves a value nobody wrote, rather than
+// damage some write a later one overwrote), else at a random offset.
 func (r *runner) corrupt(rs *rowState) error {
 	files, err := r.logFiles(rs)
 	if err != nil {
@@ -577,23 +590,75 @@ func (r *runner) corrupt(rs *rowState) error {
 	if size < 3 {
 		return fmt.Errorf("the log is empty")
 	}
-	off := size/3 + rs.rng.Int63n(size/3)
-	f, err := os.OpenFile(big, os.O_RDWR, 0)
+	data, err := os.ReadFile(big)
+	if err != nil {
+		return err
+	}
+	lo, hi := size/3, 2*size/3
+	off := lo + rs.rng.Int63n(hi-lo)
+	where := "at random"
+	var hits [][]int
+	for _, m := range bulkRe.FindAllSubmatchIndex(data[lo:hi], -1) {
+		if rs.live[string(data[lo+int64(m[2]):lo+int64(m[3])])] {
+			hits = append(hits, m)
+		}
+	}
+	// A value written once (EVAL writes its value twice, to a string and to
+	// a list) so that the flipped copy is the one the server serves.
+	rs.rng.Shuffle(len(hits), func(i, j int) { hits[i], hits[j] = hits[j], hits[i] })
+	for len(hits) > 1 {
+		m := hits[0]
+		if bytes.Count(data, data[lo+int64(m[0]):lo+int64(m[1])]) == 1 {
+			break
+		}
+		hits = hits[1:]
+	}
+	if len(hits) > 0 {
+		m := hits[0]
+		off = lo + int64(m[2]+rs.rng.Intn(m[3]-m[2]))
+		where = fmt.Sprintf("in the live value %q", data[lo+int64(m[2]):lo+int64(m[3])])
+	}
+	was := data[off]
+	b := []byte{was ^ byte(1+rs.rng.Intn(255))}
+	f, err := os.OpenFile(big, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		return err
-	}
-	was := b[0]
-	b[0] ^= byte(1 + rs.rng.Intn(255))
 	if _, err := f.WriteAt(b, off); err != nil {
 		return err
 	}
-	rs.note(fmt.Sprintf("%s byte %d: %q -> %q", filepath.Base(big), off, was, b[0]))
+	rs.note(fmt.Sprintf("%s byte %d of %d %s: %q -> %q", filepath.Base(big), off, size, where, was, b[0]))
 	return nil
+}
+
+// liveValues reads every key of every client and returns the values.
+func liveValues(addr string, models []*Model) (map[string]bool, error) {
+	c, err := Dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	live := map[string]bool{}
+	var add func(Reply)
+	add = func(r Reply) {
+		if r.Kind == '$' && !r.Nil {
+			live[r.Str] = true
+		}
+		for _, e := range r.Arr {
+			add(e)
+		}
+	}
+	for _, m := range models {
+		for i, k := range m.Keys {
+			rep, err := c.Do(5*time.Second, readCmd(m.Kind[i], k)...)
+			if err != nil {
+				return nil, err
+			}
+			add(rep)
+		}
+	}
+	return live, nil
 }
 
 // fillCounts sums what the writers sent and had acknowledged.
@@ -610,6 +675,7 @@ func (r *runner) check(rs *rowState, srv *server, row Row, power bool) Row {
 	r.fillCounts(rs, &row)
 	seen := map[int][]Seen{}
 	for _, rd := range rs.readers {
+		row.Seen += len(rd.seen)
 		for _, s := range rd.seen {
 			seen[s.Client] = append(seen[s.Client], s)
 		}
