@@ -94,7 +94,10 @@
 //     a disk would have kept. Readers watch throughout. Before the load the
 //     tool fsyncs {dir} once, as a journal commit would soon after the first
 //     start, so these rows test the steady state.
-//   - power-first-start: the same without that fsync: it passes only if the
+//   - power-rewrite: a BGREWRITEAOF runs to its end under load, the load
+//     goes on (at least the margin and a second more), then the power is
+//     cut: the new base, manifest and incremental file must all be durable.
+//   - power-first-start: power without that fsync: it passes only if the
 //     server made its new log folder's name durable itself.
 //   - torn-tail: after a kill, the first part of a record (half the time
 //     behind a redshard annotation line) is appended to the last incremental

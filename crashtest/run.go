@@ -53,7 +53,7 @@ func Matrix(quick bool) []string {
 		return []string{"kill", "kill", "torn-tail", "corrupt-middle", "rewrite-kill",
 			"failpoint:aof-write", "failpoint:aof-fsync", "failpoint:reply-write", "failpoint:exec-locked",
 			"failpoint:rewrite-base-written", "failpoint:rewrite-manifest-renamed",
-			"power", "power-torn", "power-first-start"}
+			"power", "power-torn", "power-first-start", "power-rewrite"}
 	}
 	var m []string
 	for i := 0; i < 4; i++ {
@@ -67,7 +67,7 @@ func Matrix(quick bool) []string {
 	for i := 0; i < 3; i++ {
 		m = append(m, "power", "power-torn")
 	}
-	m = append(m, "power-first-start")
+	m = append(m, "power-first-start", "power-rewrite", "power-rewrite")
 	return m
 }
 
@@ -255,7 +255,7 @@ func (r *runner) row(n int, name string) (row Row) {
 	row = Row{N: n, Scenario: name, Fsync: r.cfg.Fsync}
 	defer func() { row.Seconds = time.Since(start).Seconds() }()
 
-	power := name == "power" || name == "power-torn" || name == "power-first-start"
+	power := strings.HasPrefix(name, "power")
 	fp := strings.TrimPrefix(name, "failpoint:")
 	switch {
 	case power && r.powerErr != nil:
@@ -295,7 +295,7 @@ func (r *runner) row(n int, name string) (row Row) {
 	if err := srv.waitReady(30 * time.Second); err != nil {
 		return row.fail("start: " + err.Error() + ": " + strings.Join(lastLines(rs.log, 2), " | "))
 	}
-	if name == "power" || name == "power-torn" {
+	if power && name != "power-first-start" {
 		// The server's first start created its log folder inside {dir};
 		// a file system's journal makes that durable within seconds, so
 		// these rows make it durable at once and test the steady state.
@@ -339,7 +339,20 @@ func (r *runner) row(n int, name string) (row Row) {
 			}
 			return row.fail(msg)
 		}
-	default: // kill, power, power-torn, torn-tail, failpoint:load-record
+	case name == "power-rewrite":
+		d := r.loadTime(true)
+		time.Sleep(d / 3)
+		if msg := rewriteAndWait(srv.addr()); msg != "" {
+			cleanStop()
+			return row.fail(msg)
+		}
+		rs.note("a rewrite ran to its end")
+		// Long enough after the rewrite that, under everysec too, the
+		// writes into its new incremental file must survive.
+		time.Sleep(max(2*d/3, r.margin(true)+time.Second))
+		rs.crashAt = srv.kill()
+		cleanStop()
+	default: // kill, power, power-torn, power-first-start, torn-tail, failpoint:load-record
 		time.Sleep(r.loadTime(power))
 		rs.crashAt = srv.kill()
 		cleanStop()
@@ -348,7 +361,7 @@ func (r *runner) row(n int, name string) (row Row) {
 	// What the crash did to the files.
 	tornKey := ""
 	switch name {
-	case "power", "power-torn", "power-first-start":
+	case "power", "power-torn", "power-first-start", "power-rewrite":
 		what, err := mnt.PowerCut(name == "power-torn", rs.rng.Uint64())
 		if err != nil {
 			return row.fail("power cut: " + err.Error())
@@ -484,6 +497,28 @@ func (r *runner) rewriteKill(rs *rowState, srv *server) string {
 		rs.note("killed after the rewrite ended")
 	}
 	return ""
+}
+
+// rewriteAndWait runs BGREWRITEAOF and waits for its end.
+func rewriteAndWait(addr string) string {
+	c, err := Dial(addr)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	if rep, err := c.Do(5*time.Second, "BGREWRITEAOF"); err != nil || rep.Kind == '-' {
+		return fmt.Sprintf("BGREWRITEAOF: %v %s", err, rep.Text())
+	}
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		rep, err := c.Do(5*time.Second, "INFO", "persistence")
+		if err != nil {
+			return "INFO: " + err.Error()
+		}
+		if strings.Contains(rep.Str, "aof_rewrite_in_progress:0") && !strings.Contains(rep.Str, "aof_rewrite_scheduled:1") {
+			return ""
+		}
+	}
+	return "the rewrite did not end in 20 s"
 }
 
 // failpoint arms the point to SIGKILL the server at a random moment under
