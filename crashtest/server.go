@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -23,6 +24,48 @@ type server struct {
 	done   chan struct{}
 	exitAt time.Time
 	state  *os.ProcessState
+}
+
+// live holds the process groups of the servers running, for Abort.
+var live = struct {
+	sync.Mutex
+	pgids  map[int]bool
+	mounts map[Mounted]bool
+}{pgids: map[int]bool{}, mounts: map[Mounted]bool{}}
+
+func track(pgid int, on bool) {
+	live.Lock()
+	defer live.Unlock()
+	if on {
+		live.pgids[pgid] = true
+	} else {
+		delete(live.pgids, pgid)
+	}
+}
+
+func trackMount(m Mounted, on bool) {
+	live.Lock()
+	defer live.Unlock()
+	if on {
+		live.mounts[m] = true
+	} else {
+		delete(live.mounts, m)
+	}
+}
+
+// Abort kills every server the tool started and unmounts every crashfs it
+// mounted: for a tool interrupted by SIGINT or SIGTERM, so that nothing it
+// started outlives it.
+func Abort() {
+	live.Lock()
+	defer live.Unlock()
+	for pgid := range live.pgids {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	time.Sleep(100 * time.Millisecond) // the kernel closes their files
+	for m := range live.mounts {
+		m.Unmount()
+	}
 }
 
 // freePort asks the kernel for a free port on 127.0.0.1.
@@ -66,7 +109,9 @@ func startServer(tmpl []string, dir string, extra []string, logPath string) (*se
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	s := &server{cmd: cmd, port: port, log: logPath, done: make(chan struct{})}
+	track(s.cmd.Process.Pid, true)
 	go func() {
+		defer track(s.cmd.Process.Pid, false)
 		cmd.Wait()
 		s.state = cmd.ProcessState
 		s.exitAt = time.Now()

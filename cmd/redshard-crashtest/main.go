@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redshard/redshard/crashtest"
@@ -65,6 +67,14 @@ flags:
 	if *only != "" {
 		cfg.Scenarios = strings.Split(*only, ",")
 	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "redshard-crashtest: %v: stopping the servers and unmounting\n", s)
+		crashtest.Abort()
+		os.Exit(130)
+	}()
 	fmt.Printf("redshard-crashtest: seed %d: %s\n", *seed, strings.Join(cmd, " "))
 	rep, err := crashtest.Run(cfg)
 	if err != nil {
