@@ -406,7 +406,8 @@ func (r *runner) row(n int, name string) (row Row) {
 			row.Detail = strings.Join(append(rs.notes, "refused to start: "+strings.Join(lastLines(rs.log, 1), "")), "; ")
 			return row
 		}
-		return row.fail("restart: " + err.Error() + ": " + strings.Join(lastLines(rs.log, 2), " | "))
+		r.fillCounts(rs, &row)
+		return row.fail("restart: " + err.Error() + ": " + strings.Join(lastLines(rs.log, 1), ""))
 	}
 	if name == "corrupt-middle" {
 		rs.note("started despite the flipped byte")
