@@ -63,7 +63,7 @@ CRASHARGS ?=
 
 .PHONY: crashtest
 
-## crashtest: the full crash matrix against redshard under always and everysec, 1 and 4 shards (~12 min on 2 cores; power rows need FUSE)
+## crashtest: the full crash matrix against redshard under always and everysec, 1 and 4 shards (about 8 min on 2 cores; power rows need FUSE)
 crashtest:
 	$(GO) build -o bin/redshard-server ./cmd/redshard-server
 	$(GO) build -o bin/redshard-crashtest ./cmd/redshard-crashtest
