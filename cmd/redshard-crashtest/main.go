@@ -30,8 +30,14 @@ crash, a summary and "N passed, M failed"; exits 1 on any failure.
 
 SERVER-COMMAND runs the server with {port} and {dir} in its arguments and
 appendonly on, for example
-  redshard-crashtest -- redshard-server --port {port} --dir {dir} --appendonly yes --appendfsync always --shards 4 --enable-failpoints yes
-  redshard-crashtest -- redis-server --port {port} --dir {dir} --appendonly yes --appendfsync everysec --save ""
+  redshard-crashtest --strict -- redshard-server --port {port} --bind 127.0.0.1 --dir {dir} \
+      --appendonly yes --appendfsync always --shards 4 --enable-failpoints yes
+  redshard-crashtest -- redis-server --port {port} --bind 127.0.0.1 --dir {dir} \
+      --appendonly yes --appendfsync everysec --save ""
+
+Scenarios (--scenarios): kill, torn-tail, corrupt-middle, rewrite-kill,
+failpoint:<name> (rows skip when DEBUG FAILPOINT LIST answers an error),
+power, power-torn, power-rewrite, power-first-start (rows skip without FUSE).
 
 flags:
 `)
@@ -49,7 +55,7 @@ flags:
 	readers := fs.Int("readers", 2, "readers recording every value they are shown")
 	margin := fs.Duration("margin", 2*time.Second, "what appendfsync everysec may lose before a crash")
 	strict := fs.Bool("strict", false, "make \"nothing acknowledged lost\" the verdict of every crash but power loss under everysec and no too (redshard promises it; redis-server does not)")
-	only := fs.String("scenarios", "", "comma-separated rows to run instead of the matrix, e.g. kill,kill,failpoint:aof-fsync,power")
+	only := fs.String("scenarios", "", "comma-separated rows to run instead of the default (or --quick) matrix, e.g. kill,kill,failpoint:aof-fsync,power")
 	fs.Parse(os.Args[1:])
 
 	cmd := fs.Args()
