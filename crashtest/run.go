@@ -234,20 +234,21 @@ func syncDir(dir string) error {
 
 // rowState is one row while it runs.
 type rowState struct {
-	n       int
-	name    string
-	dir     string // the row's folder
-	data    string // the server's {dir}
-	log     string
-	rng     *rand.Rand
-	models  []*Model
-	writers []*writer
-	readers []*reader
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	crashAt time.Time
-	notes   []string
-	live    map[string]bool // corrupt-middle: the values the server holds
+	n         int
+	name      string
+	dir       string // the row's folder
+	data      string // the server's {dir}
+	log       string
+	rng       *rand.Rand
+	models    []*Model
+	writers   []*writer
+	readers   []*reader
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	crashAt   time.Time
+	notes     []string
+	live      map[string]bool // corrupt-middle: the values the server holds
+	corrupted string          // corrupt-middle: the base name of the damaged file
 }
 
 func (r *runner) row(n int, name string) (row Row) {
@@ -401,9 +402,15 @@ func (r *runner) row(n int, name string) (row Row) {
 	defer srv2.kill()
 	if err := srv2.waitReady(60 * time.Second); err != nil {
 		if name == "corrupt-middle" && errors.Is(err, errExited) {
+			// Refusing is right only if the log says which file is damaged.
 			r.fillCounts(rs, &row)
+			last := append([]string{"(an empty log)"}, lastLines(rs.log, 3)...)
 			row.Verdict = "PASS"
-			row.Detail = strings.Join(append(rs.notes, "refused to start: "+strings.Join(lastLines(rs.log, 1), "")), "; ")
+			if !strings.Contains(strings.Join(last, "\n"), rs.corrupted) {
+				row.Verdict = "FAIL"
+				rs.note("refused to start without naming " + rs.corrupted)
+			}
+			row.Detail = strings.Join(append(rs.notes, "refused to start: "+last[len(last)-1]), "; ")
 			return row
 		}
 		r.fillCounts(rs, &row)
@@ -698,7 +705,8 @@ func (r *runner) corrupt(rs *rowState) error {
 	if _, err := f.WriteAt(b, off); err != nil {
 		return err
 	}
-	rs.note(fmt.Sprintf("%s byte %d of %d %s: %q -> %q", filepath.Base(big), off, size, where, was, b[0]))
+	rs.corrupted = filepath.Base(big)
+	rs.note(fmt.Sprintf("%s byte %d of %d %s: %q -> %q", rs.corrupted, off, size, where, was, b[0]))
 	return nil
 }
 
