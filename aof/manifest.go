@@ -3,6 +3,7 @@ package aof
 import (
 	"bytes"
 	"fmt"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/resp"
 	"os"
 	"path/filepath"
@@ -251,6 +252,12 @@ func readManifest(fsys FS, path string) (*Manifest, error) {
 // manifest, fsync the directory. A crash at any point leaves either the old
 // or the new manifest.
 func writeManifest(fsys FS, dir, filename string, m *Manifest) error {
+	return writeManifestAt(fsys, dir, filename, m, false)
+}
+
+// writeManifestAt is writeManifest; the end of a rewrite passes rewrite
+// true to reach the rewrite-manifest-temp failpoint.
+func writeManifestAt(fsys FS, dir, filename string, m *Manifest, rewrite bool) error {
 	path := filepath.Join(dir, filename+manifestSuffix)
 	tmp := filepath.Join(dir, tempPrefix+filename+manifestSuffix)
 	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -269,7 +276,15 @@ func writeManifest(fsys FS, dir, filename string, m *Manifest) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("aof: close temporary AOF manifest file %s: %w", tmp, err)
 	}
-	if err := fsys.Rename(tmp, path); err != nil {
+	rename := fsys.Rename
+	if rewrite {
+		// rewrite-manifest-temp: the temp manifest is synced, the old one
+		// still in place. error stands for the rename(2) failing.
+		if e := failpoint.Inject(failpoint.RewriteManifestTemp); e != 0 {
+			rename = func(o, n string) error { return &os.LinkError{Op: "rename", Old: o, New: n, Err: e} }
+		}
+	}
+	if err := rename(tmp, path); err != nil {
 		fsys.Remove(tmp)
 		return fmt.Errorf("aof: rename temporary AOF manifest file %s into %s: %w", tmp, path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/failpoint"
 )
 
 // Rewrite without fork.
@@ -399,6 +400,12 @@ func (r *Rewrite) finish() error {
 		return fmt.Errorf("aof: close the AOF rewrite temp file: %w", err)
 	}
 	r.tmp = nil
+	// rewrite-base-written: the base is whole and synced under its temp
+	// name, no manifest names it. error stands for the base's write(2)
+	// failing (a full disk): the rewrite fails and the old files stay.
+	if e := failpoint.Inject(failpoint.RewriteBaseWritten); e != 0 {
+		return fmt.Errorf("aof: writing the AOF rewrite temp file: %w", &os.PathError{Op: "write", Path: r.tmpPath, Err: e})
+	}
 	if r.sw != nil { // nil for a Folder's rewrite, which has no writer
 		select {
 		case <-r.sw.done:
@@ -441,17 +448,21 @@ func (r *Rewrite) finish() error {
 	}
 	m.Base = &base
 	m.Incr = keep
-	if err := writeManifest(l.fs, l.dir, l.o.FileName, m); err != nil {
+	if err := writeManifestAt(l.fs, l.dir, l.o.FileName, m, true); err != nil {
 		l.fs.Remove(l.path(base.Name))
 		return err
 	}
 	l.manifest = m
+	// rewrite-manifest-renamed: the new manifest is in place and its
+	// directory synced; the old base and incrs are still on disk.
+	failpoint.Inject(failpoint.RewriteManifestRenamed)
 	for _, name := range old {
 		l.o.Logf(LogNotice, "Removing the history file %s", name)
 		if err := l.fs.Remove(l.path(name)); err != nil {
 			l.o.Logf(LogWarning, "Can't remove the history file %s: %v", name, err)
 		}
 	}
+	failpoint.Inject(failpoint.RewriteOldRemoved)
 	// The writer switched before (sw.done): otherSize holds the old files.
 	l.stats.otherSize.Store(size)
 	l.stats.baseSize.Store(size)

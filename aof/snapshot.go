@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/failpoint"
 )
 
 // Snapshots: an RDB file (dump.rdb) written without fork.
@@ -209,8 +210,15 @@ func (s *Snapshot) Finish() error {
 		_ = s.fs.Remove(s.tmpPath)
 		return fmt.Errorf("Write error saving DB on disk: %w", unwrapPath(err))
 	}
+	// rdb-temp-written: the new RDB is whole and synced under its temp
+	// name; the previous file is untouched. error stands for the rename(2)
+	// failing.
+	rename := s.fs.Rename
+	if e := failpoint.Inject(failpoint.RDBTempWritten); e != 0 {
+		rename = func(o, n string) error { return &os.LinkError{Op: "rename", Old: o, New: n, Err: e} }
+	}
 	snapTemp.Store(nil)
-	if err := s.fs.Rename(s.tmpPath, s.path); err != nil {
+	if err := rename(s.tmpPath, s.path); err != nil {
 		_ = s.fs.Remove(s.tmpPath)
 		return fmt.Errorf("Error moving temp DB file %s on the final destination %s (in server root dir %s): %w",
 			filepath.Base(s.tmpPath), filepath.Base(s.path), filepath.Dir(s.path), unwrapPath(err))
@@ -218,6 +226,7 @@ func (s *Snapshot) Finish() error {
 	if err := s.fs.SyncDir(filepath.Dir(s.path)); err != nil {
 		return fmt.Errorf("Failed to fsync the directory after renaming %s: %w", filepath.Base(s.path), unwrapPath(err))
 	}
+	failpoint.Inject(failpoint.RDBRenamed)
 	return nil
 }
 

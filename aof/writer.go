@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/redshard/redshard/failpoint"
 )
 
 // The group-commit protocol.
@@ -89,6 +92,17 @@ import (
 // state and publishes the positions past every kept batch. written and
 // durable never pass a failed batch before that. The file never holds a
 // partial group except while the process is dying, which recovery handles.
+//
+// Failpoints (package failpoint). aof-write stands before step 3's write,
+// aof-fsync between it and step 4's fdatasync (and before the syncer's),
+// aof-publish between the fdatasync and the stores of written/durable,
+// aof-published between those and OnDurable; rewrite-cut follows a file
+// switch. All but the syncer's run under wmu, the syncer's under fileMu:
+// a sleep there stalls the log (loops see a slow disk: WriteNow only
+// TryLocks wmu, held replies wait) and never deadlocks, since no holder of
+// wmu or fileMu waits for a loop. error at aof-write/aof-fsync is returned
+// as the write's or fdatasync's *os.PathError, so the error state above is
+// exactly a failing disk's.
 
 // batch is one submission, or a switch marker (sw != nil).
 type batch struct {
@@ -373,7 +387,11 @@ func (w *writerState) flush() bool {
 	} else {
 		out = sealGroupTS(w.grp, ts)
 		tw := time.Now()
-		n, err = w.file.Write(out)
+		if e := failpoint.Inject(failpoint.AOFWrite); e != 0 {
+			err = &os.PathError{Op: "write", Path: fileName(w.file), Err: e}
+		} else {
+			n, err = w.file.Write(out)
+		}
 		l.latency("aof-write", time.Since(tw))
 	}
 	if err == nil && n < len(out) {
@@ -397,9 +415,15 @@ func (w *writerState) flush() bool {
 	}
 	if always {
 		t0 := time.Now()
-		if err := w.file.Sync(); err != nil {
+		var serr error
+		if e := failpoint.Inject(failpoint.AOFFsync); e != 0 {
+			serr = &os.PathError{Op: "fdatasync", Path: fileName(w.file), Err: e}
+		} else {
+			serr = w.file.Sync()
+		}
+		if serr != nil {
 			w.needTrunc = true
-			w.fail("fsync", err, w.grpFrom, w.grpTo)
+			w.fail("fsync", serr, w.grpFrom, w.grpTo)
 			return false
 		}
 		d := time.Since(t0)
@@ -433,6 +457,9 @@ func (w *writerState) flush() bool {
 	if cap(w.grp) > 16<<20 {
 		w.grp = make([]byte, groupHeaderRoom, 64<<10)
 	}
+	// aof-publish: the group is in the file (and synced under always) but
+	// no loop may release a reply for it yet.
+	failpoint.Inject(failpoint.AOFPublish)
 	maxStore(&l.written, to)
 	if always {
 		maxStore(&l.durable, to)
@@ -440,8 +467,19 @@ func (w *writerState) flush() bool {
 	if w.failing {
 		w.recovered()
 	}
+	// aof-published: the positions are public (a loop polling them may
+	// already release replies), the loops are not told yet.
+	failpoint.Inject(failpoint.AOFPublished)
 	w.notify()
 	return true
+}
+
+// fileName is a log file's name for the errors a failpoint makes up.
+func fileName(f File) string {
+	if n, ok := f.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
 }
 
 func (w *writerState) notify() {
@@ -479,6 +517,10 @@ func (w *writerState) switchFile(sw *switchReq) bool {
 	if w.failing {
 		w.recovered()
 	}
+	// rewrite-cut: appends go to the new incr file, which the manifest
+	// already lists; the old one is synced. Runs on the writer under wmu:
+	// sleep here stalls every log write, as a slow disk would.
+	failpoint.Inject(failpoint.RewriteCut)
 	close(sw.done)
 	w.notify()
 	return true
@@ -675,7 +717,12 @@ func (l *Log) syncer() {
 		f := l.file
 		l.mu.Unlock()
 		t0 := time.Now()
-		err := f.Sync()
+		var err error
+		if e := failpoint.Inject(failpoint.AOFFsync); e != 0 {
+			err = &os.PathError{Op: "fdatasync", Path: fileName(f), Err: e}
+		} else {
+			err = f.Sync()
+		}
 		d := time.Since(t0)
 		l.fileMu.Unlock()
 		if err == nil {

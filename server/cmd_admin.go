@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 	"golang.org/x/sys/unix"
@@ -1334,9 +1335,79 @@ func debugKeys(argv [][]byte, dst []int) []int {
 	return dst
 }
 
+const errFailpointsDisabled = "ERR failpoints are disabled; start the server with enable-failpoints yes"
+
+// debugFailpoint is DEBUG FAILPOINT SET|LIST|CLEAR|HELP (package failpoint).
+// The points are process-wide, so it runs at home like the other keyless
+// DEBUG subcommands.
+func debugFailpoint(x *Exec, argv [][]byte) {
+	if len(argv) < 3 {
+		x.Err("ERR wrong number of arguments for 'debug|failpoint' command")
+		return
+	}
+	sub := argv[2]
+	switch {
+	case shard.EqualFold(sub, "set") && len(argv) >= 5:
+		words := make([]string, 0, len(argv)-4)
+		for _, a := range argv[4:] {
+			words = append(words, string(a))
+		}
+		if err := failpoint.Set(string(argv[3]), words); err != nil {
+			x.Err("ERR " + err.Error())
+			return
+		}
+		x.OK()
+	case shard.EqualFold(sub, "list") && len(argv) == 3:
+		l := failpoint.List()
+		x.Array(len(l))
+		for _, s := range l {
+			x.Bulk([]byte(s))
+		}
+	case shard.EqualFold(sub, "clear") && len(argv) <= 4:
+		name := ""
+		if len(argv) == 4 {
+			name = string(argv[3])
+		}
+		if err := failpoint.Clear(name); err != nil {
+			x.Err("ERR " + err.Error())
+			return
+		}
+		x.OK()
+	case shard.EqualFold(sub, "help") && len(argv) == 3:
+		lines := []string{
+			"SET <point> crash|panic|sleep <ms>|error <errno> [COUNT <n>] [SKIP <k>] [PROBABILITY <p>]",
+			"    Arm a point. errno: EIO, ENOSPC, EROFS, EDQUOT, ENOMEM or a number.",
+			"LIST",
+			"    One line per point, armed ones first: <point> <action> ... hits=<h> fired=<f>.",
+			"CLEAR [<point>]",
+			"    Disarm one point, or all.",
+			"Points:",
+		}
+		for _, h := range failpoint.Help() {
+			lines = append(lines, "    "+h)
+		}
+		x.Array(len(lines))
+		for _, l := range lines {
+			x.Simple(l)
+		}
+	default:
+		x.Err("ERR unknown DEBUG FAILPOINT subcommand or wrong number of arguments for '" + string(sub) + "'. Try DEBUG FAILPOINT HELP.")
+	}
+}
+
 const errDebugNotAllowed = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
 
 func cmdDebug(x *Exec, argv [][]byte) {
+	if shard.EqualFold(argv[1], "failpoint") {
+		// Allowed by enable-failpoints alone, so that a crash tester needs
+		// one option; enable-debug-command does not allow it.
+		if !x.srv.cfg.EnableFailpoints() {
+			x.Err(errFailpointsDisabled)
+			return
+		}
+		debugFailpoint(x, argv)
+		return
+	}
 	if !x.srv.cfg.DebugCommandAllowed(isLocalClient(x.cl)) {
 		// Redis rejects the command before running it: count it as a
 		// rejected call, not a failed one (call() adds 1 to calls and
@@ -1363,6 +1434,8 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Output a hex signature representing the current DB content.",
 			"DIGEST-VALUE <key> [<key> ...]",
 			"    Output a hex signature of the values of all the specified keys.",
+			"FAILPOINT SET|LIST|CLEAR|HELP ...",
+			"    Crash-test failpoints (needs enable-failpoints yes, not enable-debug-command).",
 			"LOADAOF",
 			"    Flush the AOF buffers on disk and reload the AOF in memory.",
 			"OBJECT <key>",

@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/resp"
 	"io"
 	"math"
@@ -153,6 +154,7 @@ type Config struct {
 	configFile string      // absolute path of the config file, "" if none
 	renames    [][2]string // rename-command directives, in file order
 	users      [][]string  // user directives (name and rules), in file order (acl.go)
+	failpoints []string    // failpoint directives ("name=action ..."), armed by Run before loading
 	// aclUsers, set by the server, returns the "user ..." lines CONFIG
 	// REWRITE writes when there is no aclfile (Redis's
 	// rewriteConfigUserOption).
@@ -167,6 +169,7 @@ type Config struct {
 	daemonize                  atomic.Bool
 	ioThreadsDoReads           atomic.Bool
 	alwaysShowLogo             atomic.Bool
+	enableFailpoints           atomic.Bool
 	protectedMode              atomic.Bool
 	rdbCompression             atomic.Bool
 	rdbChecksum                atomic.Bool
@@ -501,6 +504,10 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("metrics-port", "", cfgImmutable|cfgStartOnly, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
 		// metrics-bind: the address the metrics endpoint listens on.
 		cfgStrOpt("metrics-bind", cfgImmutable|cfgStartOnly, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
+		// enable-failpoints: DEBUG FAILPOINT and --failpoint (package
+		// failpoint); immutable like enable-debug-command, so a server
+		// started without it can never be made to crash on purpose.
+		cfgBoolOpt("enable-failpoints", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.enableFailpoints }),
 	}, append(append(cfgTLSTable(), cfgClusterTable()...), cfgInertTable()...)...)
 }
 
@@ -698,6 +705,9 @@ func LoadConfigFrom(args []string, embeddedDefault string, stdin io.Reader) (*Co
 	if err := c.loadString(text.String(), ls); err != nil {
 		return nil, err
 	}
+	if len(c.failpoints) > 0 && !c.EnableFailpoints() {
+		return nil, &ConfigError{Reason: "failpoint '" + c.failpoints[0] + "' given but failpoints are disabled: add enable-failpoints yes"}
+	}
 	return c, nil
 }
 
@@ -794,6 +804,17 @@ func (c *Config) loadString(text string, ls *cfgLoadState) error {
 			c.renames = append(c.renames, [2]string{argv[1], argv[2]})
 		case name == "user" && len(argv) >= 2:
 			c.users = append(c.users, append([]string(nil), argv[1:]...))
+		case name == "failpoint" && len(argv) >= 2:
+			// "--failpoint 'load-record=crash SKIP 500'" or the words as
+			// separate arguments; checked here, armed by Run before loading.
+			fp := strings.Join(argv[1:], " ")
+			if !strings.Contains(argv[1], "=") && len(argv) > 2 {
+				fp = argv[1] + "=" + strings.Join(argv[2:], " ") // failpoint <name> <action ...>
+			}
+			if err := failpoint.CheckArg(fp); err != nil {
+				return fail(err.Error())
+			}
+			c.failpoints = append(c.failpoints, fp)
 		case name == "sentinel" && len(argv) != 1:
 			return fail("sentinel directive while not in sentinel mode")
 		default:
@@ -1584,7 +1605,7 @@ func cfgReadRewriteState(path string) (*cfgRewriteState, error) {
 		}
 		e := cfgByName[name]
 		known := e != nil || name == "include" || name == "rename-command" ||
-			name == "user" || name == "loadmodule" || name == "sentinel"
+			name == "user" || name == "failpoint" || name == "loadmodule" || name == "sentinel"
 		if !ok || len(argv) == 0 || !known {
 			rw.lines = append(rw.lines, "# ??? "+line)
 			continue
@@ -1915,6 +1936,14 @@ func (c *Config) LFUDecayTime() int64           { return c.lfuDecayTime.Load() }
 func (c *Config) TrackingTableMaxKeys() int64   { return c.trackingTableMaxKeys.Load() }
 func (c *Config) BusyReplyThreshold() int64     { return c.busyReplyThreshold.Load() } // milliseconds
 func (c *Config) ShutdownTimeout() int64        { return c.shutdownTimeout.Load() }    // seconds
+
+// EnableFailpoints reports whether DEBUG FAILPOINT and --failpoint are
+// allowed (enable-failpoints, immutable: a crash tester opts in at start).
+func (c *Config) EnableFailpoints() bool { return c.enableFailpoints.Load() }
+
+// Failpoints returns the failpoint directives of the command line and
+// config file ("name=action ..."), in order.
+func (c *Config) Failpoints() []string { return c.failpoints }
 
 // EnableDebugCommand returns "no", "yes" or "local".
 func (c *Config) EnableDebugCommand() string { return cfgEnumProtected[c.enableDebugCommand.Load()] }

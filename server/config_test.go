@@ -107,6 +107,7 @@ func TestDefaults(t *testing.T) {
 		"latency-tracking":                  "yes",
 		"latency-tracking-info-percentiles": "50 99 99.9",
 		"enable-debug-command":              "no",
+		"enable-failpoints":                 "no",
 		"enable-protected-configs":          "no",
 		"shards":                            "0",
 		"metrics-port":                      "0",
@@ -156,6 +157,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--latency-tracking-info-percentiles", "50.5000 99.99 1e1"},
 			map[string]string{"latency-tracking-info-percentiles": "50.5 99.99 10"}},
 		{[]string{"--enable-debug-command", "local"}, map[string]string{"enable-debug-command": "local"}},
+		{[]string{"--enable-failpoints", "yes", "--failpoint", "load-record=crash SKIP 5"}, map[string]string{"enable-failpoints": "yes"}},
 		{[]string{"--hash-max-ziplist-entries", "100"},
 			map[string]string{"hash-max-listpack-entries": "100", "hash-max-ziplist-entries": "100"}},
 		{[]string{"--shards", "4", "--metrics-port", "9121"}, map[string]string{"shards": "4", "metrics-port": "9121"}},
@@ -194,6 +196,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"--notify-keyspace-events", "Q"}, fatalText(2, `notify-keyspace-events "Q"`, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")},
 		{[]string{"--latency-tracking-info-percentiles", "101"}, fatalText(2, `latency-tracking-info-percentiles "101"`, "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")},
 		{[]string{"--appendfilename", "a/b"}, fatalText(2, `appendfilename "a/b"`, "appendfilename can't be a path, just a filename")},
+		{[]string{"--enable-failpoints", "yes", "--failpoint", "no-such=crash"}, fatalText(3, `failpoint "no-such=crash"`, "unknown failpoint 'no-such'")},
+		{[]string{"--enable-failpoints", "yes", "--failpoint", "aof-write=explode"}, fatalText(3, `failpoint "aof-write=explode"`, "failpoint: unknown action 'explode' (crash, panic, sleep <ms>, error <errno>)")},
 		{[]string{"--enable-debug-command", "maybe"}, fatalText(2, `enable-debug-command "maybe"`, "argument(s) must be one of the following: no, yes, local")},
 		{[]string{"--maxmemory", "1xb"}, fatalText(2, `maxmemory "1xb"`, "argument must be a memory value")},
 		{[]string{"--shards", "-1"}, fatalText(2, `shards "-1"`, "argument must be between 0 and 64 inclusive")},
@@ -218,6 +222,24 @@ func TestCommandLineErrors(t *testing.T) {
 		if err.Error() != tt.want {
 			t.Errorf("%q:\n got: %s\nwant: %s", tt.args, err, tt.want)
 		}
+	}
+}
+
+// TestFailpointsNeedEnableFailpoints: --failpoint without enable-failpoints
+// stops the start, whatever the order of the two; with it, every
+// --failpoint is kept in order for Run to arm before loading.
+func TestFailpointsNeedEnableFailpoints(t *testing.T) {
+	_, err := LoadConfigFrom([]string{"--failpoint", "load-record=crash"}, "", nil)
+	want := "*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\nfailpoint 'load-record=crash' given but failpoints are disabled: add enable-failpoints yes"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	c, err := LoadConfigFrom([]string{"--failpoint", "load-record=crash,SKIP,3", "--failpoint", "aof-fsync", "error", "EIO", "--enable-failpoints", "yes"}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Failpoints(), "|"); got != "load-record=crash,SKIP,3|aof-fsync=error EIO" {
+		t.Fatalf("Failpoints() = %q", got)
 	}
 }
 
@@ -566,6 +588,9 @@ func TestConfigSet(t *testing.T) {
 		{[][2]string{{"shards", "0"}, {"metrics-bind", "127.0.0.1"}, {"metrics-port", "0"}}, "", map[string]string{"shards": "0"}},
 		{[][2]string{{"shards", "3"}}, "ERR CONFIG SET failed (possibly related to argument 'shards') - can't set immutable config", map[string]string{"shards": "0"}},
 		{[][2]string{{"metrics-bind", "0.0.0.0"}}, "ERR CONFIG SET failed (possibly related to argument 'metrics-bind') - can't set immutable config", nil},
+		// enable-failpoints is fixed at start, even to its own value
+		{[][2]string{{"enable-failpoints", "yes"}}, "ERR CONFIG SET failed (possibly related to argument 'enable-failpoints') - can't set immutable config", map[string]string{"enable-failpoints": "no"}},
+		{[][2]string{{"enable-failpoints", "no"}}, "ERR CONFIG SET failed (possibly related to argument 'enable-failpoints') - can't set immutable config", nil},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()

@@ -49,6 +49,7 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
@@ -414,6 +415,10 @@ func (cl *Client) runTx(context.Context) error {
 		srv.loops[me].resumeAfterBusy()
 		return nil
 	}
+	// exec-locked: every shard of the transaction is taken (the others'
+	// loops are parked), nothing of it has run. sleep here stalls every
+	// taken loop, as a long transaction would.
+	failpoint.Inject(failpoint.ExecLocked)
 	srv.loops[me].runRemote(cl, h)
 	srv.release(h.parked)
 	_ = cl.loop.el.Execute(context.Background(), cl.doneRunnable)

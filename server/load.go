@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/lua"
 	"github.com/redshard/redshard/shard"
 )
@@ -213,6 +214,7 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 		if len(argv) == 0 {
 			return nil
 		}
+		failpoint.Inject(failpoint.LoadRecord) // each command replayed
 		if n++; n&4095 == 0 && progress {
 			if srv.stopping.Load() {
 				return errLoadAborted

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -145,6 +146,7 @@ func (srv *Server) readRDBMerge(shards []*shard.Shard, r io.Reader, fl *funcLoad
 	now := time.Now().UnixMilli()
 	h := &rdb.Handler{
 		Key: func(e *rdb.Entry) error {
+			failpoint.Inject(failpoint.LoadRecord) // each key read, on the parser
 			if e.HasExpire && e.ExpireMS < now {
 				res.expired++
 				return nil

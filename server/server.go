@@ -24,6 +24,7 @@ import (
 	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
@@ -221,6 +222,15 @@ func Run(cfg *Config, log *Logger) error {
 		startTime: time.Now(),
 		timing:    true,
 		stopCh:    make(chan struct{}),
+	}
+	// --failpoint: armed before anything is loaded, so a point can fire
+	// in the middle of loading (LoadConfigFrom has checked them and
+	// enable-failpoints).
+	for _, fp := range cfg.Failpoints() {
+		if err := failpoint.SetArg(fp); err != nil {
+			return fmt.Errorf("failpoint: %w", err)
+		}
+		log.Warningf("Failpoint armed: %s", fp)
 	}
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
@@ -785,7 +795,13 @@ func (cl *Client) writeOut() {
 	if len(cl.out) > 0 && !cl.closed {
 		cl.srv.stats.netOutput.Add(int64(len(cl.out)))
 		cl.loop.stats.writes++
+		// reply-write / reply-written: on the client's loop, so sleep
+		// stalls that loop's clients. "Written" is Conn.Write returned:
+		// the kernel has the bytes, or gnet's outbound buffer when the
+		// socket is full.
+		failpoint.Inject(failpoint.ReplyWrite)
 		cl.send(cl.out)
+		failpoint.Inject(failpoint.ReplyWritten)
 		if cap(cl.out) > 64<<10 {
 			cl.out = nil
 		} else {
