@@ -454,3 +454,56 @@ func BenchmarkAppendFdatasync(b *testing.B) {
 		run(b, mnt)
 	})
 }
+
+// TestOSyncWriteIsDurable: a write through an O_DSYNC descriptor is durable
+// when it returns, with no fsync.
+func TestOSyncWriteIsDurable(t *testing.T) {
+	f := mountT(t)
+	p := durable(t, f, "f", "a")
+	fl, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|unix.O_DSYNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fl.WriteString("b"); err != nil {
+		t.Fatal(err)
+	}
+	fl.Close()
+	appendTo(t, p, "c", false)
+	cut(t, f, Cut{})
+	wantContent(t, p, "ab")
+}
+
+// TestCutWithDescriptorStillOpen: a descriptor left open in the mount does
+// not hang the cut (the mount is detached), and writes through it after
+// the cut fail instead of reaching the disk.
+func TestCutWithDescriptorStillOpen(t *testing.T) {
+	f := mountT(t)
+	p := durable(t, f, "f", "durable")
+	fl, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	if _, err := fl.WriteString("+lost"); err != nil {
+		t.Fatal(err)
+	}
+	cut(t, f, Cut{})
+	if _, err := fl.WriteString("+after the cut"); err == nil {
+		t.Error("a write through a descriptor of the cut mount succeeded")
+	}
+	wantContent(t, p, "durable")
+	wantContent(t, filepath.Join(f.backing, "f"), "durable")
+}
+
+// TestHardLinkSharesData: data is per inode, names are per directory entry.
+func TestHardLinkSharesData(t *testing.T) {
+	f := mountT(t)
+	p := durable(t, f, "f", "one")
+	if err := os.Link(p, f.p("g")); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, f.p("g"), "+two", true)
+	cut(t, f, Cut{}) // the link was never made durable
+	wantMissing(t, f.p("g"))
+	wantContent(t, p, "one+two")
+}
