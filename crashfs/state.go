@@ -348,6 +348,7 @@ func (s *session) revert(c Cut) (CutReport, error) {
 			continue
 		}
 		rep.NamesUndone++
+		s.fs.logf("crashfs: cut: undid %s", s.describe(op))
 	}
 	s.ops = nil
 
@@ -426,6 +427,27 @@ func (s *session) undo(op *nsOp) error {
 		return unix.Renameat2(op.dir.fd, op.name, op.dir2.fd, op.name2, unix.RENAME_EXCHANGE)
 	}
 	return fmt.Errorf("unknown operation %d", op.kind)
+}
+
+// describe names op by its directories' present paths in the folder.
+func (s *session) describe(op *nsOp) string {
+	d := func(r *dirRef, name string) string {
+		if p, ok := dirPath(r); ok {
+			if rel, err := filepath.Rel(s.fs.backing, p); err == nil {
+				return filepath.Join(rel, name)
+			}
+		}
+		return name
+	}
+	if op.dir2 != nil {
+		return fmt.Sprintf("%v %s -> %s", op.kind, d(op.dir, op.name), d(op.dir2, op.name2))
+	}
+	return fmt.Sprintf("%v %s", op.kind, d(op.dir, op.name))
+}
+
+func dirPath(r *dirRef) (string, bool) {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(r.fd))
+	return p, err == nil
 }
 
 func (k opKind) String() string {
