@@ -173,6 +173,23 @@ func TestPowerCutLosesUnsyncedWritesUnderAppendfsyncNo(t *testing.T) {
 	if lost != len(acked) {
 		t.Fatalf("%d of %d acknowledged SETs lost; with no fsync since they were written, all must be", lost, len(acked))
 	}
+
+	// Again with a torn cut: the log keeps a prefix of its first unsynced
+	// write, cut inside a record or not, and the server must start on it.
+	acked = setUntilKilled(t, s2, 300*time.Millisecond)
+	rep, err = f.PowerCut(crashfs.Cut{Torn: true, Rand: rand.New(rand.NewPCG(11, 13))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Torn) != 1 {
+		t.Fatalf("torn cut %+v: want the log torn", rep)
+	}
+	s3 := startServerIn(t, f.Mountpoint(), args...)
+	lost = lostKeys(t, s3, acked)
+	t.Logf("appendfsync no, torn: %d SETs acknowledged, %d lost; cut %+v", len(acked), lost, rep)
+	if lost == 0 {
+		t.Fatalf("no acknowledged SET lost by a torn cut with no fsync")
+	}
 }
 
 // TestPowerCutAfterRewriteKeepsAcknowledgedWrites: the rewrite's manifest
