@@ -516,3 +516,63 @@ func TestHardLinkSharesData(t *testing.T) {
 	wantMissing(t, f.p("g"))
 	wantContent(t, p, "one+two")
 }
+
+func TestPunchHoleOfSyncedBytesComesBack(t *testing.T) {
+	f := mountT(t)
+	data := strings.Repeat("0123456789abcdef", 1024) // 16 KiB
+	p := durable(t, f, "f", data)
+	fl, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unix.Fallocate(int(fl.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 4096, 8192)
+	fl.Close()
+	if err != nil {
+		t.Skipf("fallocate punch-hole: %v", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) == data {
+		t.Fatal("the punch changed nothing")
+	}
+	cut(t, f, Cut{})
+	wantContent(t, p, data)
+}
+
+func TestRenameExchangeAndDirectoryReplace(t *testing.T) {
+	f := mountT(t)
+	durable(t, f, "a", "A")
+	durable(t, f, "b", "B")
+	if err := unix.Renameat2(unix.AT_FDCWD, f.p("a"), unix.AT_FDCWD, f.p("b"), unix.RENAME_EXCHANGE); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, f.p("a"), "B")
+	cut(t, f, Cut{})
+	wantContent(t, f.p("a"), "A")
+	wantContent(t, f.p("b"), "B")
+
+	// A directory renamed over an empty one; then a symlink made.
+	for _, d := range []string{"d1", "d2"} {
+		if err := os.Mkdir(f.p(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create(t, f.p("d1/x"), "x", true)
+	syncDir(t, f.p("d1"))
+	syncDir(t, f.mountpoint)
+	// unix.Rename: os.Rename refuses any existing directory as target.
+	if err := unix.Rename(f.p("d2"), f.p("d1")); err != unix.ENOTEMPTY {
+		t.Fatalf("rename over a non-empty directory: %v, want ENOTEMPTY", err)
+	}
+	if err := unix.Rename(f.p("d1"), f.p("d2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d2/x", f.p("link")); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, f.p("link"), "x")
+	cut(t, f, Cut{})
+	wantContent(t, f.p("d1/x"), "x")
+	wantMissing(t, f.p("link"))
+	if st, err := os.Stat(f.p("d2")); err != nil || !st.IsDir() {
+		t.Fatalf("the replaced empty directory d2 did not come back: %v", err)
+	}
+}

@@ -484,7 +484,10 @@ func (r *record) revert(c Cut) (lost, torn int64, err error) {
 	}
 	if c.Torn && r.first != nil {
 		start := max(r.first.off, r.durable)
-		part := r.first.data[start-r.first.off:]
+		var part []byte
+		if skip := start - r.first.off; skip < int64(len(r.first.data)) {
+			part = r.first.data[skip:] // a short write may end below durable
+		}
 		if len(part) > 0 {
 			k := c.Rand.IntN(len(part))
 			torn = r.durable
