@@ -71,7 +71,7 @@ func (f *Folder) StartRewrite() (*Rewrite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
+	if err := MkdirDurable(l.fs, l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("aof: can't open or create append-only dir %s: %w", l.dir, err)
 	}
 	tmpPath := l.path(tempPrefix + "rewriteaof-bg-" + strconv.Itoa(os.Getpid()) + aofSuffix)

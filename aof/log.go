@@ -202,7 +202,7 @@ func Open(o Options) (*Log, error) {
 	if err := l.SetFsync(o.Fsync); err != nil {
 		return nil, err
 	}
-	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
+	if err := MkdirDurable(l.fs, l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("aof: can't open or create append-only dir %s: %w", l.dir, err)
 	}
 	m, err := readManifest(l.fs, l.manifestPath)

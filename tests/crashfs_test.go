@@ -45,26 +45,6 @@ func mountCrashFS(t *testing.T) *crashfs.FS {
 	return f
 }
 
-// makeAOFDirDurable creates the AOF folder in the mount and fsyncs the data
-// folder. The server creates the folder itself (MkdirAll) but never fsyncs
-// the folder above it, so a power cut soon after the first start removes the
-// whole log, as POSIX allows (Redis 7.0 does the same); these tests are
-// about the log's data, so they start from a durable folder.
-func makeAOFDirDurable(t *testing.T, dir string) {
-	t.Helper()
-	if err := os.Mkdir(aofDir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // setUntilKilled runs writers SETting fresh keys for d, then kills the
 // server with SIGKILL while they are still writing, and returns the keys
 // whose SET was acknowledged (+OK), with their values.
@@ -118,9 +98,11 @@ func lostKeys(t *testing.T, s *server, acked map[string]string) int {
 	return lost
 }
 
+// The server starts on an empty mount: it must make its own folders
+// durable (the parent of appendonlydir fsynced after the mkdir), or the cut
+// undoes the whole log.
 func TestPowerCutKeepsEveryAcknowledgedWriteUnderAppendfsyncAlways(t *testing.T) {
 	f := mountCrashFS(t)
-	makeAOFDirDurable(t, f.Mountpoint())
 	s := startServerIn(t, f.Mountpoint(), aofArgs("always", "--shards", "2")...)
 	acked := setUntilKilled(t, s, time.Second)
 	if len(acked) == 0 {
@@ -143,7 +125,6 @@ func TestPowerCutKeepsEveryAcknowledgedWriteUnderAppendfsyncAlways(t *testing.T)
 // drops unsynced data.
 func TestPowerCutLosesUnsyncedWritesUnderAppendfsyncNo(t *testing.T) {
 	f := mountCrashFS(t)
-	makeAOFDirDurable(t, f.Mountpoint())
 	// No automatic rewrite: its fsyncs would make some writes durable.
 	args := aofArgs("no", "--shards", "2", "--auto-aof-rewrite-percentage", "0")
 	s := startServerIn(t, f.Mountpoint(), args...)
@@ -197,7 +178,6 @@ func TestPowerCutLosesUnsyncedWritesUnderAppendfsyncNo(t *testing.T) {
 // BGREWRITEAOF is done, and the log written after it too.
 func TestPowerCutAfterRewriteKeepsAcknowledgedWrites(t *testing.T) {
 	f := mountCrashFS(t)
-	makeAOFDirDurable(t, f.Mountpoint())
 	args := aofArgs("always", "--shards", "2")
 	s := startServerIn(t, f.Mountpoint(), args...)
 	c := s.client(t, 2)
