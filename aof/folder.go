@@ -71,8 +71,8 @@ func (f *Folder) StartRewrite() (*Rewrite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.makeDir(); err != nil {
-		return nil, err
+	if err := MkdirDurable(l.fs, l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("aof: can't open or create append-only dir %s: %w", l.dir, err)
 	}
 	tmpPath := l.path(tempPrefix + "rewriteaof-bg-" + strconv.Itoa(os.Getpid()) + aofSuffix)
 	tmp, err := l.fs.OpenFile(tmpPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)

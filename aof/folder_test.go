@@ -72,3 +72,28 @@ func TestFolderRewriteAbortLeavesTheFolder(t *testing.T) {
 		t.Fatalf("files left after Abort: %v", matches)
 	}
 }
+
+// TestMkdirDurableSyncsEveryNewParent: each directory MkdirDurable creates
+// has its parent fsynced afterwards (a new name is durable only then), and
+// a directory that exists costs no fsync.
+func TestMkdirDurableSyncsEveryNewParent(t *testing.T) {
+	top := t.TempDir()
+	fs := newFaultFS()
+	dir := filepath.Join(top, "a", "b", "appendonlydir")
+	if err := MkdirDurable(fs, dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("%s not created: %v", dir, err)
+	}
+	if got := strings.Join(fs.ops, ","); got != "syncdir,syncdir,syncdir" {
+		t.Fatalf("ops = %q, want three directory fsyncs (b, a, top)", got)
+	}
+	fs.ops = nil
+	if err := MkdirDurable(fs, dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(fs.ops) != 0 {
+		t.Fatalf("an existing directory cost %v", fs.ops)
+	}
+}

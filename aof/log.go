@@ -202,8 +202,8 @@ func Open(o Options) (*Log, error) {
 	if err := l.SetFsync(o.Fsync); err != nil {
 		return nil, err
 	}
-	if err := l.makeDir(); err != nil {
-		return nil, err
+	if err := MkdirDurable(l.fs, l.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("aof: can't open or create append-only dir %s: %w", l.dir, err)
 	}
 	m, err := readManifest(l.fs, l.manifestPath)
 	dirty := false
@@ -644,21 +644,4 @@ func maxStoreInt(a *atomic.Int64, v int64) {
 			return
 		}
 	}
-}
-
-// makeDir creates the AOF folder if it is missing and then fsyncs the
-// folder that holds it: until that fsync a power cut may undo the folder's
-// name, and with it every write fsynced inside (redshard-crashtest's
-// power-first-start row lost everything acknowledged that way).
-func (l *Log) makeDir() error {
-	if _, err := l.fs.Stat(l.dir); err == nil {
-		return nil
-	}
-	if err := l.fs.MkdirAll(l.dir, 0o755); err != nil {
-		return fmt.Errorf("aof: can't open or create append-only dir %s: %w", l.dir, err)
-	}
-	if err := l.fs.SyncDir(filepath.Dir(l.dir)); err != nil {
-		return fmt.Errorf("aof: fsync the folder of %s: %w", l.dir, err)
-	}
-	return nil
 }

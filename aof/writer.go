@@ -92,6 +92,17 @@ import (
 // state and publishes the positions past every kept batch. written and
 // durable never pass a failed batch before that. The file never holds a
 // partial group except while the process is dying, which recovery handles.
+//
+// Failpoints (package failpoint). aof-write stands before step 3's write,
+// aof-fsync between it and step 4's fdatasync (and before the syncer's),
+// aof-publish between the fdatasync and the stores of written/durable,
+// aof-published between those and OnDurable; rewrite-cut follows a file
+// switch. All but the syncer's run under wmu, the syncer's under fileMu:
+// a sleep there stalls the log (loops see a slow disk: WriteNow only
+// TryLocks wmu, held replies wait) and never deadlocks, since no holder of
+// wmu or fileMu waits for a loop. error at aof-write/aof-fsync is returned
+// as the write's or fdatasync's *os.PathError, so the error state above is
+// exactly a failing disk's.
 
 // batch is one submission, or a switch marker (sw != nil).
 type batch struct {

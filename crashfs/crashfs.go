@@ -247,33 +247,58 @@ func (f *FS) mount() (*session, error) {
 }
 
 // unmount kills s and takes it off the mountpoint. The writers are dead, so
-// a plain unmount normally succeeds; if the kernel still says busy, the
-// mount is detached lazily and the dead session refuses whatever still comes.
+// a plain unmount normally succeeds; if the kernel still says busy (a
+// descriptor still open in the mount), the mount is detached lazily and the
+// dead session refuses whatever still comes.
 func (f *FS) unmount(s *session) error {
 	s.mu.Lock()
 	s.dead = true
 	s.mu.Unlock()
-	err := s.server.Unmount()
-	if err == nil {
-		return nil
-	}
-	f.logf("crashfs: unmount %s: %v; detaching lazily", f.mountpoint, err)
+	var err error
 	if os.Geteuid() == 0 {
+		// The killed writers' last RELEASE requests may still be on
+		// their way: a busy mount gets a few short retries.
+		for try, delay := 0, 5*time.Millisecond; try < 4; try, delay = try+1, 4*delay {
+			if err = syscall.Unmount(f.mountpoint, 0); err != syscall.EBUSY {
+				break
+			}
+			time.Sleep(delay)
+		}
+		if err == nil {
+			waitServer(s.server)
+			return nil
+		}
+		f.logf("crashfs: unmount %s: %v; detaching lazily", f.mountpoint, err)
 		err = syscall.Unmount(f.mountpoint, syscall.MNT_DETACH)
-	} else if bin, lerr := fusermount(); lerr == nil {
-		err = exec.Command(bin, "-u", "-z", f.mountpoint).Run()
+	} else {
+		if err = s.server.Unmount(); err == nil {
+			return nil
+		}
+		f.logf("crashfs: unmount %s: %v; detaching lazily", f.mountpoint, err)
+		var bin string
+		if bin, err = fusermount(); err == nil {
+			err = exec.Command(bin, "-u", "-z", f.mountpoint).Run()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("crashfs: unmount %s: %w", f.mountpoint, err)
 	}
+	// Whatever still holds the detached mount gets EIO for every change
+	// (s is dead), and a change in flight finished under s.mu before dead
+	// was set: nothing reaches the backing folder after this point.
+	return nil
+}
+
+// waitServer waits for the serve loop of an unmounted server to end, so that
+// no request is still being answered; it gives up after a while, since a
+// dead session refuses changes anyway.
+func waitServer(srv *fuse.Server) {
 	done := make(chan struct{})
-	go func() { s.server.Wait(); close(done) }()
+	go func() { srv.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		f.logf("crashfs: %s detached but still referenced; its requests fail with EIO", f.mountpoint)
 	}
-	return nil
 }
 
 // Unmount unmounts cleanly: no power is lost, everything the mount showed is

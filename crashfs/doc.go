@@ -30,7 +30,8 @@
 // range saves nothing more), and a copy of the first write since the last
 // sync that reached past the durable size (at most one FUSE write, 128 KiB,
 // per file). A file with no record holds only durable data. FSYNC makes
-// the file's whole present content durable and empties its record; close,
+// the file's whole present content durable and empties its record, and so
+// does every write through a descriptor opened O_SYNC or O_DSYNC; close,
 // flush, sync(2) and syncfs(2) make nothing durable. Truncation below the
 // durable size, O_TRUNC opens, fallocate's punch-hole, zero-range,
 // collapse-range and insert-range save the durable bytes they change first,

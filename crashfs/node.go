@@ -112,9 +112,17 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 }
 
 // openFlags are the flags the backing file is opened with: the kernel
-// gives write offsets itself, so O_APPEND goes; truncation is done by us.
+// gives write offsets itself, so O_APPEND goes; truncation is done by us;
+// O_SYNC and O_DSYNC are simulated (the handle's sync), so the backing file
+// needs neither, nor O_DIRECT's alignment rules.
 func openFlags(flags uint32) int {
-	return int(flags)&^(unix.O_APPEND|fuse.FMODE_EXEC|unix.O_TRUNC|unix.O_CREAT|unix.O_EXCL) | unix.O_CLOEXEC
+	return int(flags)&^(unix.O_APPEND|fuse.FMODE_EXEC|unix.O_TRUNC|unix.O_CREAT|unix.O_EXCL|
+		unix.O_DIRECT|unix.O_SYNC|unix.O_DSYNC) | unix.O_CLOEXEC
+}
+
+// newHandle wraps a backing descriptor opened for a request with flags.
+func newHandle(fd int, flags uint32) *handle {
+	return &handle{fd: fd, sync: flags&unix.O_DSYNC != 0} // O_SYNC includes O_DSYNC
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
@@ -126,7 +134,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if err != nil {
 		return nil, 0, errno(err)
 	}
-	h := &handle{fd: fd}
+	h := newHandle(fd, flags)
 	if flags&unix.O_TRUNC != 0 {
 		if e := n.s.truncate(h, 0); e != 0 {
 			unix.Close(fd)
@@ -154,7 +162,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if err != nil {
 		return nil, nil, 0, errno(err)
 	}
-	h := &handle{fd: fd}
+	h := newHandle(fd, flags)
 	if created {
 		var st unix.Stat_t
 		if unix.Fstat(fd, &st) == nil {
@@ -542,8 +550,9 @@ func (n *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 // handle is an open file: a descriptor of the backing file, with the record
 // of its inode remembered after the first change.
 type handle struct {
-	fd  int
-	rec *record
+	fd   int
+	sync bool // opened O_SYNC or O_DSYNC: every write is durable when it returns
+	rec  *record
 }
 
 func (h *handle) Read(ctx context.Context, buf []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -664,6 +673,11 @@ func (s *session) write(h *handle, data [][]byte, off int64) (uint32, syscall.Er
 				buf = append(buf, b[:min(len(b), n-len(buf))]...)
 			}
 			r.first = &span{off: off, data: buf}
+		}
+		if h.sync {
+			if err := r.commit(); err != nil {
+				return 0, errno(err)
+			}
 		}
 	}
 	if err != nil && n <= 0 {

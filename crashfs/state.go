@@ -348,6 +348,7 @@ func (s *session) revert(c Cut) (CutReport, error) {
 			continue
 		}
 		rep.NamesUndone++
+		s.fs.logf("crashfs: cut: undid %s", s.describe(op))
 	}
 	s.ops = nil
 
@@ -428,6 +429,27 @@ func (s *session) undo(op *nsOp) error {
 	return fmt.Errorf("unknown operation %d", op.kind)
 }
 
+// describe names op by its directories' present paths in the folder.
+func (s *session) describe(op *nsOp) string {
+	d := func(r *dirRef, name string) string {
+		if p, ok := dirPath(r); ok {
+			if rel, err := filepath.Rel(s.fs.backing, p); err == nil {
+				return filepath.Join(rel, name)
+			}
+		}
+		return name
+	}
+	if op.dir2 != nil {
+		return fmt.Sprintf("%v %s -> %s", op.kind, d(op.dir, op.name), d(op.dir2, op.name2))
+	}
+	return fmt.Sprintf("%v %s", op.kind, d(op.dir, op.name))
+}
+
+func dirPath(r *dirRef) (string, bool) {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(r.fd))
+	return p, err == nil
+}
+
 func (k opKind) String() string {
 	return [...]string{"create", "mkdir", "remove", "rename", "exchange"}[k]
 }
@@ -462,7 +484,10 @@ func (r *record) revert(c Cut) (lost, torn int64, err error) {
 	}
 	if c.Torn && r.first != nil {
 		start := max(r.first.off, r.durable)
-		part := r.first.data[start-r.first.off:]
+		var part []byte
+		if skip := start - r.first.off; skip < int64(len(r.first.data)) {
+			part = r.first.data[skip:] // a short write may end below durable
+		}
 		if len(part) > 0 {
 			k := c.Rand.IntN(len(part))
 			torn = r.durable

@@ -3,6 +3,7 @@ package failpoint
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -230,5 +231,62 @@ func TestHelpAndNamesCoverEveryPoint(t *testing.T) {
 		"rdb-temp-written rdb-renamed load-record"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("names changed (the crash tests use them):\n got %s\nwant %s", got, want)
+	}
+}
+
+// BenchmarkInjectUnset is the cost of a point when nothing is set: one
+// atomic load and a branch, inlined at the call site.
+func BenchmarkInjectUnset(b *testing.B) {
+	Clear("")
+	var n int
+	for range b.N {
+		if Inject(ReplyWrite) != 0 {
+			n++
+		}
+	}
+	if n != 0 {
+		b.Fatal(n)
+	}
+}
+
+// TestSetClearAndInjectConcurrently: points are hit from many goroutines
+// (loops, the log writer, loaders) while DEBUG FAILPOINT sets and clears
+// them; run with -race.
+func TestSetClearAndInjectConcurrently(t *testing.T) {
+	t.Cleanup(func() { Clear("") })
+	stop := make(chan struct{})
+	done := make(chan int64)
+	for range 4 {
+		go func() {
+			var n int64
+			for {
+				select {
+				case <-stop:
+					done <- n
+					return
+				default:
+				}
+				if Inject(AOFFsync) == syscall.EIO {
+					n++
+				}
+				Inject(ReplyWrite)
+				runtime.Gosched()
+			}
+		}()
+	}
+	for range 100 {
+		Set("aof-fsync", []string{"error", "EIO", "COUNT", "3"})
+		Set("reply-write", []string{"sleep", "0", "PROBABILITY", "0.5"})
+		_ = List()
+		Clear("reply-write")
+		runtime.Gosched()
+	}
+	close(stop)
+	var fired int64
+	for range 4 {
+		fired += <-done
+	}
+	if fired == 0 || fired > 3*100 {
+		t.Fatalf("aof-fsync fired %d times over 100 sets of COUNT 3", fired)
 	}
 }

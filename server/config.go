@@ -397,7 +397,6 @@ func cfgBuildTable() []*cfgOption {
 		cfgBoolOpt("daemonize", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.daemonize }),
 		cfgBoolOpt("io-threads-do-reads", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.ioThreadsDoReads }),
 		cfgBoolOpt("always-show-logo", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.alwaysShowLogo }),
-		cfgBoolOpt("enable-failpoints", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.enableFailpoints }),
 		cfgBoolOpt("protected-mode", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.protectedMode }),
 		cfgBoolOpt("rdbcompression", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.rdbCompression }),
 		cfgBoolOpt("activerehashing", "", cfgMutable, "yes", func(c *Config) *atomic.Bool { return &c.activeRehashing }),
@@ -505,6 +504,10 @@ func cfgBuildTable() []*cfgOption {
 		cfgNumOpt("metrics-port", "", cfgImmutable|cfgStartOnly, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
 		// metrics-bind: the address the metrics endpoint listens on.
 		cfgStrOpt("metrics-bind", cfgImmutable|cfgStartOnly, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
+		// enable-failpoints: DEBUG FAILPOINT and --failpoint (package
+		// failpoint); immutable like enable-debug-command, so a server
+		// started without it can never be made to crash on purpose.
+		cfgBoolOpt("enable-failpoints", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.enableFailpoints }),
 	}, append(append(cfgTLSTable(), cfgClusterTable()...), cfgInertTable()...)...)
 }
 

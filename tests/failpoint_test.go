@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redshard/redshard/shard"
 )
 
 // Failpoints (DEBUG FAILPOINT, --failpoint): each test aims a crash or a
@@ -444,5 +446,68 @@ func TestFailpointsRefusedWhenDisabled(t *testing.T) {
 	code, _, stderr := runBinary(t, "--port", strconv.Itoa(freePort(t)), "--failpoint", "load-record=crash")
 	if code != 1 || !strings.Contains(stderr, "failpoint 'load-record=crash' given but failpoints are disabled: add enable-failpoints yes") {
 		t.Fatalf("--failpoint without enable-failpoints: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestFailpointCrashWithShardsTakenKeepsTransactionsWhole: a SIGKILL while
+// a cross-shard MSET holds its shards leaves, after restart, every pair of
+// keys equal (all of each MSET or none) and every acknowledged one there.
+func TestFailpointCrashWithShardsTakenKeepsTransactionsWhole(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerIn(t, dir, fpArgs()...)
+	var on [2][]string // 4 keys on each of the 2 shards
+	for _, k := range spreadKeys("pair", 2, 4) {
+		sh := shard.ShardOf([]byte(k), 2)
+		on[sh] = append(on[sh], k)
+	}
+	const clients = 4
+	acked := make([]int64, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		p, err := dialP(s.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer p.close()
+			a, b := on[0][i], on[1][i]
+			for v := int64(1); ; v += 8 {
+				var batch [][]string
+				for j := range int64(8) {
+					batch = append(batch, []string{"MSET", a, i64toa(v + j), b, i64toa(v + j)})
+				}
+				if p.send(batch...) != nil {
+					return
+				}
+				for range batch {
+					r, err := p.recv()
+					if err != nil {
+						return
+					}
+					if r.String() != "+OK" {
+						t.Errorf("MSET: %s", r)
+						return
+					}
+					acked[i]++
+				}
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	mustDialP(t, s.Addr).send([]string{"DEBUG", "FAILPOINT", "SET", "exec-locked", "crash", "SKIP", "100"})
+	diedByKill(t, s)
+	wg.Wait()
+	s2 := startServerIn(t, dir, aofArgs("always")...)
+	p := mustDialP(t, s2.Addr)
+	for i := range clients {
+		r := p.mustDo(t, "MGET", on[0][i], on[1][i])
+		if len(r.arr) != 2 || r.arr[0].s != r.arr[1].s {
+			t.Fatalf("half a cross-shard MSET after restart: %s", r)
+		}
+		if v, _ := strconv.ParseInt(r.arr[0].s, 10, 64); v < acked[i] {
+			t.Fatalf("client %d: value %d after restart, %d MSETs acknowledged", i, v, acked[i])
+		}
 	}
 }

@@ -191,7 +191,12 @@ func checkCacheNeverStale(t *testing.T, s *server, optin bool, rounds int) {
 	if total < 100000 {
 		t.Fatalf("only %d operations", total)
 	}
-	if hits.Load() < reads.Load()/10 {
+	// A sanity bound, not a speed figure: with tracking off there are no
+	// hits at all. How many reads the cache serves depends on how often the
+	// writers get the CPU between reads, which a loaded 2-core machine
+	// changes several-fold (5,166 of 70,000 in one CI run), so the bound is
+	// 1%.
+	if hits.Load() < reads.Load()/100 {
 		t.Fatalf("only %d of %d reads were served from the client's cache: tracking is not in use", hits.Load(), reads.Load())
 	}
 	if writes.Load() < 1000 {

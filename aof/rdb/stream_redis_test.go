@@ -242,7 +242,11 @@ func TestStreamRedisServer(t *testing.T) {
 			for _, name := range names {
 				body := cases[name]
 				r := fmt.Sprint(c.do("RESTORE", "bad:"+name, "0", string(AppendFooter(body))))
-				if refused := strings.HasPrefix(r, "-"); refused == stricter[name] {
+				// Redis refuses what the reader refuses; where the reader
+				// is stricter Redis may accept or refuse, by patch level:
+				// Debian's 7.0.15-1~deb12u10 refuses "two owners", which
+				// earlier 7.0.15 builds accepted.
+				if refused := strings.HasPrefix(r, "-"); !refused && !stricter[name] {
 					t.Errorf("RESTORE of corrupt stream %q: %s", name, r)
 				}
 			}

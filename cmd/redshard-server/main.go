@@ -23,6 +23,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/server"
 )
 
@@ -86,7 +87,8 @@ func run(argv []string) int {
 	// Redis chdir()s to dir while loading the config; we create it if
 	// needed and enter it, so that relative appenddirname, dbfilename,
 	// logfile and pidfile resolve under it.
-	if err := os.MkdirAll(cfg.Dir(), 0o755); err != nil {
+	// Durably: a power cut must not undo the folder the log lives in.
+	if err := aof.MkdirDurable(aof.OSFS{}, cfg.Dir(), 0o755); err != nil {
 		return reportConfigError(&server.ConfigError{Reason: fmt.Sprintf("Can't create dir '%s': %s", cfg.Dir(), strerror(err))})
 	}
 	if err := os.Chdir(cfg.Dir()); err != nil {
