@@ -207,19 +207,24 @@ func TestReplicasOfRedshard(t *testing.T) {
 				t.Errorf("WAIT 2 200 returned after %v", el)
 			}
 			// A replica that cannot acknowledge (stopped) is not counted.
+			// The replica stays stopped until WAIT 1 300 has answered (a
+			// fixed sleep before SIGCONT raced a loaded machine, where the
+			// SET and the WAIT took longer than the sleep), then resumes
+			// while WAIT 1 0 blocks.
 			done := make(chan struct{})
 			_ = rproc.Signal(syscall.SIGSTOP)
-			go func() {
-				defer close(done)
-				time.Sleep(time.Second)
-				_ = rproc.Signal(syscall.SIGCONT)
-			}()
 			if err := w.Set(ctx, "w", "2", 0).Err(); err != nil {
+				_ = rproc.Signal(syscall.SIGCONT)
 				t.Fatal(err)
 			}
 			if n, err := w.Do(ctx, "WAIT", "1", "300").Int(); err != nil || n != 0 {
 				t.Errorf("WAIT 1 300 while the replica sleeps = %d, %v; want 0", n, err)
 			}
+			go func() {
+				defer close(done)
+				time.Sleep(300 * time.Millisecond)
+				_ = rproc.Signal(syscall.SIGCONT)
+			}()
 			if n, err := w.Do(ctx, "WAIT", "1", "0").Int(); err != nil || n != 1 {
 				t.Errorf("WAIT 1 0 = %d, %v; want 1", n, err)
 			}
