@@ -264,25 +264,17 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	if n.hidden(name) {
-		return syscall.ENOENT
-	}
-	d, e := n.begin()
-	if e != 0 {
-		return e
-	}
-	defer n.s.mu.Unlock()
-	var st unix.Stat_t
-	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return errno(err)
-	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return syscall.EISDIR
-	}
-	return n.s.remove(d, name)
+	return n.removeEntry(name, false)
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.removeEntry(name, true)
+}
+
+// removeEntry is unlink(2) (dir false) or rmdir(2) (dir true) of name: the
+// type checked as the kernel would, then the entry moved to the graveyard
+// by remove, so a cut before the directory's fsync can bring it back.
+func (n *node) removeEntry(name string, dir bool) syscall.Errno {
 	if n.hidden(name) {
 		return syscall.ENOENT
 	}
@@ -295,11 +287,16 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return errno(err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	switch {
+	case !dir && isDir:
+		return syscall.EISDIR
+	case dir && !isDir:
 		return syscall.ENOTDIR
-	}
-	if e := emptyDir(d.fd, name); e != 0 {
-		return e
+	case dir:
+		if e := emptyDir(d.fd, name); e != 0 {
+			return e
+		}
 	}
 	return n.s.remove(d, name)
 }
