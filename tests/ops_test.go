@@ -1,10 +1,18 @@
 package tests
 
 import (
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	rsserver "github.com/redshard/redshard/server"
 )
 
 // The documented config file starts the real server, and every name the
@@ -44,5 +52,176 @@ func TestRedshardConfStartsAndNamesEveryOption(t *testing.T) {
 		if m[name] != want {
 			t.Errorf("%s = %q, want %q from redshard.conf", name, m[name], want)
 		}
+	}
+}
+
+// notifyListener is systemd's end of sd_notify: a unix datagram socket of
+// the test's own, named by NOTIFY_SOCKET for the servers it starts.
+type notifyListener struct {
+	t    *testing.T
+	conn *net.UnixConn
+}
+
+func listenNotify(t *testing.T) *notifyListener {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "notify.sock")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	t.Setenv("NOTIFY_SOCKET", path)
+	return &notifyListener{t: t, conn: conn}
+}
+
+// until reads datagrams until one is want, and returns every message
+// read, want last; it fails the test after d.
+func (n *notifyListener) until(want string, d time.Duration) []string {
+	n.t.Helper()
+	var got []string
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(d)
+	for {
+		_ = n.conn.SetReadDeadline(deadline)
+		k, err := n.conn.Read(buf)
+		if err != nil {
+			n.t.Fatalf("no %q from the server (read: %v); got %q", want, err, got)
+		}
+		msg := strings.TrimSuffix(string(buf[:k]), "\n")
+		got = append(got, msg)
+		if msg == want {
+			return got
+		}
+	}
+}
+
+// silent checks that nothing arrives for d.
+func (n *notifyListener) silent(d time.Duration) {
+	n.t.Helper()
+	_ = n.conn.SetReadDeadline(time.Now().Add(d))
+	buf := make([]byte, 4096)
+	if k, err := n.conn.Read(buf); err == nil {
+		n.t.Fatalf("unexpected notification %q", buf[:k])
+	}
+}
+
+func indexOf(list []string, prefix string) int {
+	for i, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
+// supervised systemd speaks sd_notify as redis-server does: STATUS lines
+// while the AOF loads, READY=1 only once the data set is there, STOPPING=1
+// when a shutdown begins. supervised auto does it when NOTIFY_SOCKET is
+// set; supervised no never does.
+func TestSystemdNotify(t *testing.T) {
+	dir := t.TempDir()
+	first := startServerIn(t, dir, "--appendonly", "yes")
+	c := first.client(t, 2)
+	if err := c.Set(ctxT(t), "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	first.stop()
+
+	n := listenNotify(t)
+	s := startServerIn(t, dir, "--appendonly", "yes", "--supervised", "systemd")
+	msgs := n.until("READY=1", 10*time.Second)
+	loading := indexOf(msgs, "STATUS=Loading the append only file")
+	ready := indexOf(msgs, "STATUS=Ready to accept connections")
+	if loading < 0 || ready != len(msgs)-2 || loading > ready {
+		t.Fatalf("want STATUS=Loading..., then STATUS=Ready to accept connections, then READY=1; got %q", msgs)
+	}
+	if got := s.client(t, 2).Get(ctxT(t), "k").Val(); got != "v" {
+		t.Fatalf("after READY=1, GET k = %q, want the loaded value", got)
+	}
+	if !strings.Contains(s.log.String(), "Supervised by systemd") {
+		t.Errorf("the log does not say the server is supervised:\n%s", s.log.String())
+	}
+	s.stop()
+	if msgs := n.until("STOPPING=1", 10*time.Second); len(msgs) != 1 {
+		t.Errorf("before STOPPING=1: %q", msgs[:len(msgs)-1])
+	}
+
+	auto := startServer(t, "--supervised", "auto")
+	n.until("READY=1", 10*time.Second)
+	auto.stop()
+	n.until("STOPPING=1", 10*time.Second)
+
+	startServer(t, "--supervised", "no")
+	n.silent(500 * time.Millisecond)
+}
+
+// make install puts the server, redshard.conf and the systemd unit under a
+// PREFIX, the unit naming the installed binary and config; the unit passes
+// systemd-analyze verify where systemd-analyze exists, and its LimitNOFILE
+// leaves room for the config's maxclients.
+func TestMakeInstallAndUnit(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make is not installed")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	prefix := t.TempDir()
+	cmd := exec.Command(makeBin, "-C", "..", "install", "PREFIX="+prefix, "GO="+goBin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	bin := filepath.Join(prefix, "bin", "redshard-server")
+	conf := filepath.Join(prefix, "etc", "redshard", "redshard.conf")
+	unit := filepath.Join(prefix, "lib", "systemd", "system", "redshard.service")
+	for _, p := range []string{bin, filepath.Join(prefix, "bin", "redshard-check-aof"), conf, unit} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("make install did not install %s: %v", p, err)
+		}
+	}
+	if out, err := exec.Command(bin, "--version").Output(); err != nil || !strings.HasPrefix(string(out), "redshard server v=") {
+		t.Fatalf("installed binary: %v %q", err, out)
+	}
+	text, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]string{}
+	for _, line := range strings.Split(string(text), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") {
+			keys[k] = v
+		}
+	}
+	if want := bin + " " + conf + " --supervised systemd --daemonize no"; keys["ExecStart"] != want {
+		t.Errorf("ExecStart=%s, want %s", keys["ExecStart"], want)
+	}
+	for k, want := range map[string]string{"Type": "notify", "ProtectSystem": "strict", "NoNewPrivileges": "yes",
+		"ReadWritePaths": "/var/lib/redshard", "StateDirectory": "redshard"} {
+		if keys[k] != want {
+			t.Errorf("%s=%s, want %s", k, keys[k], want)
+		}
+	}
+	cfg, err := rsserver.LoadConfigFrom([]string{conf}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Dir() != keys["ReadWritePaths"] {
+		t.Errorf("redshard.conf's dir %s is not the unit's writable path %s", cfg.Dir(), keys["ReadWritePaths"])
+	}
+	if want := strconv.FormatInt(cfg.MaxClients()+32, 10); keys["LimitNOFILE"] != want {
+		t.Errorf("LimitNOFILE=%s, want maxclients+32 = %s", keys["LimitNOFILE"], want)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Log("systemd-analyze is not installed: unit not verified")
+		return
+	}
+	// verify warns (and still exits 0) about unknown keys: it must say
+	// nothing at all.
+	out, err := exec.Command(analyze, "verify", unit).CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) != 0 {
+		t.Errorf("systemd-analyze verify %s: %v\n%s", unit, err, out)
 	}
 }
