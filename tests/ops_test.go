@@ -225,3 +225,59 @@ func TestMakeInstallAndUnit(t *testing.T) {
 		t.Errorf("systemd-analyze verify %s: %v\n%s", unit, err, out)
 	}
 }
+
+// avg_ttl in INFO keyspace is Redis's estimate from the active expiry
+// cycle's samples, combined over the shards; used_cpu_*_main_thread are
+// reported, within the process's figures.
+func TestInfoAvgTTLAndMainThreadCPU(t *testing.T) {
+	s := startServer(t, "--shards", "2", "--hz", "50")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	p := c.Pipeline()
+	for i := 0; i < 2000; i++ {
+		p.Set(ctx, "k"+strconv.Itoa(i), "v", 100*time.Second)
+		p.Set(ctx, "p"+strconv.Itoa(i), "v", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Both shards' estimates start at their first sample's mean (~100 s)
+	// and stay there; one that has not sampled yet would pull the
+	// combined figure down, so wait until it settles.
+	var f map[string]string
+	re := regexp.MustCompile(`^keys=4000,expires=2000,avg_ttl=(\d+)$`)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f = infoFields(c.Info(ctx, "keyspace").Val())
+		m := re.FindStringSubmatch(f["db0"])
+		if m == nil {
+			t.Fatalf("db0 = %q", f["db0"])
+		}
+		ttl, _ := strconv.Atoi(m[1])
+		if ttl >= 90000 && ttl <= 100000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("avg_ttl = %d ms, want about 100000 (keys set with EX 100)", ttl)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if f = infoFields(c.Info(ctx, "keyspace").Val()); f["db0"] != "" {
+		t.Fatalf("after FLUSHALL db0 = %q", f["db0"])
+	}
+
+	f = infoFields(c.Info(ctx, "cpu").Val())
+	for _, pair := range [][2]string{{"used_cpu_sys_main_thread", "used_cpu_sys"}, {"used_cpu_user_main_thread", "used_cpu_user"}} {
+		main, err1 := strconv.ParseFloat(f[pair[0]], 64)
+		all, err2 := strconv.ParseFloat(f[pair[1]], 64)
+		if err1 != nil || err2 != nil || main < 0 || main > all {
+			t.Errorf("%s = %q, %s = %q: want 0 <= main thread <= process", pair[0], f[pair[0]], pair[1], f[pair[1]])
+		}
+	}
+	if v, _ := strconv.ParseFloat(f["used_cpu_user_main_thread"], 64); v == 0 {
+		t.Errorf("used_cpu_user_main_thread = %q after 4000 writes", f["used_cpu_user_main_thread"])
+	}
+}
