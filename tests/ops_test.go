@@ -277,7 +277,8 @@ func TestInfoAvgTTLAndMainThreadCPU(t *testing.T) {
 			t.Errorf("%s = %q, %s = %q: want 0 <= main thread <= process", pair[0], f[pair[0]], pair[1], f[pair[1]])
 		}
 	}
-	if v, _ := strconv.ParseFloat(f["used_cpu_user_main_thread"], 64); v == 0 {
-		t.Errorf("used_cpu_user_main_thread = %q after 4000 writes", f["used_cpu_user_main_thread"])
+	u, _ := strconv.ParseFloat(f["used_cpu_user_main_thread"], 64)
+	if sy, _ := strconv.ParseFloat(f["used_cpu_sys_main_thread"], 64); u+sy == 0 {
+		t.Errorf("used_cpu_*_main_thread are 0 after 4000 writes")
 	}
 }
