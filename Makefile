@@ -5,7 +5,14 @@ BIN     := bin/redshard-server
 ARGS    ?=
 FUZZTIME ?= 20s
 
-.PHONY: build run test vet fuzz clean
+.PHONY: build run test vet fuzz clean install
+
+# install: where `make install` puts things (DESTDIR for staging).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SYSCONFDIR ?= $(PREFIX)/etc
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DESTDIR    ?=
 
 ## build: compile the server into bin/redshard-server
 build:
@@ -34,6 +41,18 @@ fuzz:
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzParseFunctions -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzReadRDB -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzStreamNode -fuzztime $(FUZZTIME)
+
+## install: build, then install the server and redshard-check-aof in $(BINDIR), redshard.conf in $(SYSCONFDIR)/redshard (kept if present) and the systemd unit in $(UNITDIR), its paths rewritten for PREFIX
+install:
+	$(GO) build -o bin/redshard-server ./cmd/redshard-server
+	$(GO) build -o bin/redshard-check-aof ./cmd/redshard-check-aof
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/redshard $(DESTDIR)$(UNITDIR)
+	install -m 755 bin/redshard-server bin/redshard-check-aof $(DESTDIR)$(BINDIR)/
+	test -e $(DESTDIR)$(SYSCONFDIR)/redshard/redshard.conf || \
+		install -m 644 cmd/redshard-server/redshard.conf $(DESTDIR)$(SYSCONFDIR)/redshard/redshard.conf
+	sed -e 's#/usr/local/bin/#$(BINDIR)/#' -e 's#/usr/local/etc/#$(SYSCONFDIR)/#' \
+		cmd/redshard-server/redshard.service > $(DESTDIR)$(UNITDIR)/redshard.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/redshard.service
 
 ## clean: remove build output
 clean:

@@ -266,6 +266,7 @@ func (srv *Server) busyCommand(l *Loop, cl *Client, argv [][]byte, out []byte) [
 // flushed and fsynced, and the process exits.
 func (srv *Server) busyShutdown() {
 	srv.log.Warningf("User requested shutdown...")
+	srv.sdNotify("STOPPING=1")
 	srv.log.Warningf("Lua script running: exiting without waiting for it.")
 	srv.closeLog()
 	if pf := srv.cfg.PidFile(); pf != "" {

@@ -100,8 +100,9 @@ type statTotals struct {
 	dirty     int64
 	shard     shard.Stats
 
-	dataUsed      int64   // what the shards' keys and values hold (Shard.UsedMemory)
-	keys, expires []int64 // by database
+	dataUsed      int64     // what the shards' keys and values hold (Shard.UsedMemory)
+	keys, expires []int64   // by database
+	ttlWeighted   []float64 // by database: sum over shards of avg_ttl * expires
 
 	maxQbuf, maxOut int64 // largest query / reply buffer of a client now
 	clientMem       int64 // buffers held by clients
@@ -156,15 +157,29 @@ func (srv *Server) sumStats() *statTotals {
 		if t.keys == nil {
 			t.keys = make([]int64, len(sh.DBs))
 			t.expires = make([]int64, len(sh.DBs))
+			t.ttlWeighted = make([]float64, len(sh.DBs))
 		}
 		for j, db := range sh.DBs {
 			if j < len(t.keys) {
 				t.keys[j] += int64(db.Len())
 				t.expires[j] += int64(db.Expires())
+				t.ttlWeighted[j] += float64(db.AvgTTL()) * float64(db.Expires())
 			}
 		}
 	}
 	return t
+}
+
+// avgTTL is database j's avg_ttl: each shard estimates it for its part of
+// the database as Redis does for a whole one (shard.DB.AvgTTL); the shards'
+// estimates are averaged weighted by their keys with an expiry, which is
+// what one estimate over all the keys would approach. A shard that has not
+// sampled yet counts as 0, as Redis's estimate starts at 0.
+func (t *statTotals) avgTTL(j int) int64 {
+	if t.expires[j] == 0 {
+		return 0
+	}
+	return int64(t.ttlWeighted[j] / float64(t.expires[j]))
 }
 
 // resetStats is CONFIG RESETSTAT: command, error, keyspace and network
@@ -508,6 +523,9 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.str("used_cpu_user", timevalString(self.Utime))
 		w.str("used_cpu_sys_children", timevalString(children.Stime))
 		w.str("used_cpu_user_children", timevalString(children.Utime))
+		mainSys, mainUser := mainThreadCPU(&self) // cpu.go
+		w.str("used_cpu_sys_main_thread", timevalString(mainSys))
+		w.str("used_cpu_user_main_thread", timevalString(mainUser))
 	}
 
 	if sel.want("module_list") || sel.want("modules") {
@@ -556,7 +574,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 			if t.keys[j] == 0 && t.expires[j] == 0 {
 				continue
 			}
-			w.b = fmt.Appendf(w.b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", j, t.keys[j], t.expires[j], 0)
+			w.b = fmt.Appendf(w.b, "db%d:keys=%d,expires=%d,avg_ttl=%d\r\n", j, t.keys[j], t.expires[j], t.avgTTL(j))
 		}
 	}
 	return w.b

@@ -224,6 +224,8 @@ func (srv *Server) loadLog(shards []*shard.Shard, load func(func([][]byte) error
 				done, total := lg.LoadProgress()
 				srv.log.Noticef("Loading the append only file: %.2f%% (%d of %d bytes, %d commands)",
 					loadPercent(done, total), done, total, n)
+				srv.sdNotify(fmt.Sprintf("STATUS=Loading the append only file: %.2f%% (%d of %d bytes)",
+					loadPercent(done, total), done, total))
 			}
 		}
 		switch strings.ToLower(string(argv[0])) {

@@ -109,6 +109,12 @@ var (
 		"1 when the last AOF write and fsync succeeded (aof_last_write_status:ok).", nil, nil)
 	mdAOFSize = prometheus.NewDesc("redshard_aof_current_size_bytes",
 		"aof_current_size: the base plus the incremental files.", nil, nil)
+	mdAOFRewrites = prometheus.NewDesc("redshard_aof_rewrites_total",
+		"aof_rewrites: AOF rewrites done since the start.", nil, nil)
+	mdAOFLastRewriteOK = prometheus.NewDesc("redshard_aof_last_rewrite_ok",
+		"1 when the last AOF rewrite succeeded (aof_last_bgrewrite_status:ok).", nil, nil)
+	mdMaxmemory = prometheus.NewDesc("redshard_maxmemory_bytes",
+		"The maxmemory limit; 0 is none.", nil, nil)
 
 	// Replication (repl_master.go, replica.go).
 	mdReplOffset = prometheus.NewDesc("redshard_repl_offset_bytes",
@@ -129,7 +135,7 @@ func (mc *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mdCommands, mdCmdErrors, mdCmdDuration, mdClients,
 		mdRejectedConns, mdConns, mdKeys, mdExpires, mdUsedMemory, mdEvicted, mdExpired, mdHits,
 		mdMisses, mdNetIn, mdNetOut, mdObufKills, mdAOFEnabled, mdAOFFsync, mdAOFGroup, mdAOFGroupCmds,
-		mdAOFWriteErrors, mdAOFRewrite, mdAOFLastWriteOK, mdAOFSize,
+		mdAOFWriteErrors, mdAOFRewrite, mdAOFLastWriteOK, mdAOFSize, mdAOFRewrites, mdAOFLastRewriteOK, mdMaxmemory,
 		mdReplOffset, mdReplicas, mdReplicaAcked, mdReplicaLag, mdReplSyncs} {
 		ch <- d
 	}
@@ -311,6 +317,7 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(mdExpires, float64(t.expires[j]), db)
 	}
 	gauge(mdUsedMemory, float64(readMemInfo(srv, &t).used))
+	gauge(mdMaxmemory, float64(srv.cfg.MaxMemory()))
 	counter(mdEvicted, float64(t.shard.EvictedKeys))
 	counter(mdExpired, float64(t.shard.ExpiredKeys))
 	counter(mdHits, float64(t.shard.KeyspaceHits))
@@ -320,6 +327,8 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	ps := srv.aofLog()
 	gauge(mdAOFEnabled, b2f(ps != nil))
 	gauge(mdAOFRewrite, b2f(srv.rw.active.Load()))
+	counter(mdAOFRewrites, float64(srv.rw.count.Load()))
+	gauge(mdAOFLastRewriteOK, b2f(srv.rw.lastOK.Load()))
 	if ps == nil {
 		gauge(mdAOFLastWriteOK, 1)
 		return

@@ -206,7 +206,7 @@ func (srv *Server) startLoading() {
 		// No AOF: the RDB file, if there is one (rdbload.go).
 		if _, err := os.Stat(srv.rdbPath()); err != nil {
 			close(srv.load.exited)
-			srv.log.Noticef("Ready to accept connections tcp")
+			srv.readyToAccept()
 			return
 		}
 		load = srv.loadRDBAtStart
@@ -243,6 +243,7 @@ func (srv *Server) loadAtStart() error {
 	}
 	start := time.Now()
 	srv.log.Noticef("Loading the append only file...")
+	srv.sdNotify("STATUS=Loading the append only file")
 	if _, err := srv.loadLog(fresh, lg.Load, true); err != nil {
 		return err
 	}
@@ -264,7 +265,7 @@ func (srv *Server) loadAtStart() error {
 		}
 		// Logged before the first command can run on the data.
 		srv.log.Noticef("DB loaded from append only file: %.3f seconds (%d keys)", took.Seconds(), keys)
-		srv.log.Noticef("Ready to accept connections tcp")
+		srv.readyToAccept()
 		srv.load.active.Store(false)
 	})
 	if err != nil {

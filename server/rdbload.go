@@ -211,6 +211,7 @@ func (srv *Server) loadRDBAtStart() error {
 	}
 	start := time.Now()
 	path := srv.rdbPath()
+	srv.sdNotify("STATUS=Loading the RDB file")
 	res, found, err := srv.loadRDB(fresh, path)
 	for _, sh := range fresh {
 		sh.Loading = false
@@ -243,7 +244,7 @@ func (srv *Server) loadRDBAtStart() error {
 			}
 			srv.log.Noticef("DB loaded from disk: %.3f seconds", took.Seconds())
 		}
-		srv.log.Noticef("Ready to accept connections tcp")
+		srv.readyToAccept()
 		srv.load.active.Store(false)
 	})
 }

@@ -507,6 +507,7 @@ func (srv *Server) replSession(gen uint64, host string, port int, quit chan stru
 			return err
 		}
 		srv.log.Noticef("MASTER <-> REPLICA sync: Finished with success")
+		srv.sdNotify("STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in read-write mode.")
 	} else {
 		srv.log.Noticef("Successful partial resynchronization with master.")
 		if res.newID != "" {

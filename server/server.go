@@ -91,6 +91,7 @@ type Server struct {
 	activeExpire atomic.Bool
 
 	shut     shutdownState // SHUTDOWN and the shutdown signals (shutdown.go)
+	sd       sdNotifier    // systemd notifications (sdnotify.go)
 	lastSave atomic.Int64
 
 	memStartup  int64           // used_memory_startup
@@ -273,6 +274,7 @@ func Run(cfg *Config, log *Logger) error {
 	// Signals are caught from here on: a SIGTERM while the AOF opens or
 	// loads is a shutdown like any other.
 	srv.initShutdown()
+	srv.initSupervised()    // sdnotify.go
 	srv.initCrashHandlers() // crash.go
 	go srv.busyWatch()      // long scripts (busy.go)
 	srv.sysClient = srv.newSysClient()

@@ -215,6 +215,7 @@ func (srv *Server) prepareForShutdownLocked(flags int64, parked, onLoop bool) in
 		flags = flags&^shutdownSave | shutdownNosave
 	}
 	srv.log.Warningf("User requested shutdown...")
+	srv.sdNotify("STOPPING=1")
 	timeout := srv.cfg.intOr("shutdown-timeout", 10)
 	// With replicas, the watcher decides: whether they are in sync is
 	// known only once the log has streamed every write submitted.
@@ -286,6 +287,7 @@ func (srv *Server) finishShutdownLocked(flags int64, parked bool) bool {
 		if !force {
 			srv.log.Warningf("Writing initial AOF, can't exit.")
 			srv.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
+			srv.sdNotify("READY=1") // the shutdown is abandoned: running again
 			st.asap = false
 			st.lastSig = nil
 			return false
@@ -301,6 +303,7 @@ func (srv *Server) finishShutdownLocked(flags int64, parked bool) bool {
 			if !force {
 				srv.log.Warningf("Error trying to save the DB, can't exit.")
 				srv.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
+				srv.sdNotify("READY=1") // the shutdown is abandoned: running again
 				st.asap = false
 				st.lastSig = nil
 				return false
@@ -417,6 +420,7 @@ func (srv *Server) cancelShutdownLocked() {
 	}
 	st.blocked = nil
 	srv.unpauseClients(pauseByShutdown)
+	srv.sdNotify("READY=1") // after STOPPING=1: running again
 }
 
 const errShutdownFailed = "ERR Errors trying to SHUTDOWN. Check logs."

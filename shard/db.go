@@ -85,6 +85,11 @@ type DB struct {
 	expiring []int32 // slots of keys that have an expiry
 	expAt    []int64 // their absolute expiry in unix ms, beside expiring
 
+	// avgTTL is Redis's db->avg_ttl: a running estimate, in ms, of the
+	// time to live left to the keys with an expiry, from the keys the
+	// active expiry cycle samples; 0 while none has been sampled.
+	avgTTL int64
+
 	// memo remembers the last lookup (hash and result, -1 for a miss), so
 	// that a command's read-then-write of one key (SET, INCR, ...) costs one
 	// index probe, not two. insert and unlink keep it true.
@@ -574,19 +579,44 @@ func (db *DB) RandomSlot() int32 {
 }
 
 // ActiveExpire samples up to n keys with an expiry and deletes the expired
-// ones; it returns how many it sampled and how many expired.
+// ones; it returns how many it sampled and how many expired, and folds the
+// time to live of the sampled keys that have not expired into AvgTTL.
 func (db *DB) ActiveExpire(n int) (sampled, expired int) {
 	now := db.sh.Now()
+	var ttlSum, ttlSamples int64
 	for i := 0; i < n && len(db.expiring) > 0; i++ {
 		i := rand.IntN(len(db.expiring))
 		slot := db.expiring[i]
 		sampled++
-		if db.expAt[i] <= now {
+		if ttl := db.expAt[i] - now; ttl <= 0 {
 			db.expireSlot(slot)
 			expired++
+		} else {
+			ttlSum += ttl
+			ttlSamples++
 		}
 	}
+	if ttlSamples > 0 {
+		// As Redis's activeExpireCycle: the sample's mean weighs 2%, the
+		// estimate so far 98%, so one sample moves it little and a change
+		// of the keys' TTLs shows after some tens of cycles.
+		avg := ttlSum / ttlSamples
+		if db.avgTTL == 0 {
+			db.avgTTL = avg
+		}
+		db.avgTTL = db.avgTTL/50*49 + avg/50
+	}
 	return
+}
+
+// AvgTTL is the database's avg_ttl of INFO keyspace, in milliseconds: the
+// active expiry cycle's running estimate of the time to live left to its
+// keys with an expiry (0 when it has none, or has sampled none yet).
+func (db *DB) AvgTTL() int64 {
+	if len(db.expiring) == 0 {
+		return 0
+	}
+	return db.avgTTL
 }
 
 // strEncoding is Redis's choice of string encoding at SET time.

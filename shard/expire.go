@@ -41,6 +41,7 @@ func (s *Shard) ActiveExpireCycle(budget time.Duration, effort int) {
 		for {
 			n := db.Expires()
 			if n == 0 {
+				db.avgTTL = 0 // as Redis: no keys with a TTL, no estimate
 				break
 			}
 			sampled, expired := db.ActiveExpire(min(n, perLoop))
