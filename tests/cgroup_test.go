@@ -30,7 +30,9 @@ import (
 // from one cycle to the next. (It does not fall after a delete: the slab
 // keeps freed slots for the next fill, and the figures say so.)
 //
-// By default (CI) a short run: 128 MiB, 20 s, redshard only; skipped with
+// By default (CI) a short run: 256 MiB, 25 s, redshard only (at 128 MiB the
+// fixed overhead, about 50 MiB, left redshard at 121 of 128 MiB: too thin a
+// margin for a shared CI machine); skipped with
 // the reason when no memory cgroup can be made. REDSHARD_CGROUP_LONG=1 runs
 // 256 MiB for REDSHARD_CGROUP_MINUTES (default 4) minutes, redshard and then
 // redis-server under the same limit and load, and with REDSHARD_CGROUP_OUT=
@@ -253,7 +255,10 @@ type cgRun struct {
 
 // cgCycle is the peak anonymous RSS while filling, and the anonymous RSS
 // after the delete.
-type cgCycle struct{ peakRSS, afterDelete, usedAfterDelete int64 }
+type cgCycle struct {
+	peakRSS, afterDelete, usedAfterDelete int64
+	full                                  bool // its fill reached maxmemory (keys were evicted)
+}
 
 // runCgroupLoad drives addr for d: cycles of fill (SETs of 64..4096-byte
 // values, HSETs and RPUSHes over a key space far larger than maxmemory, so
@@ -268,6 +273,7 @@ func runCgroupLoad(t *testing.T, name, addr string, pid int, cg *memCgroup, d, f
 	var phase atomic.Value
 	phase.Store("fill")
 	var ops atomic.Int64
+	var evicted atomic.Int64 // the sampler's last evicted_keys
 	start := time.Now()
 
 	var samplerDone sync.WaitGroup
@@ -286,6 +292,7 @@ func runCgroupLoad(t *testing.T, name, addr string, pid int, cg *memCgroup, d, f
 				f := infoFields(info)
 				s.used, _ = strconv.ParseInt(f["used_memory"], 10, 64)
 				s.evicted, _ = strconv.ParseInt(f["evicted_keys"], 10, 64)
+				evicted.Store(s.evicted)
 				if db := f["db0"]; db != "" {
 					k, _, _ := strings.Cut(strings.TrimPrefix(db, "keys="), ",")
 					s.keys, _ = strconv.ParseInt(k, 10, 64)
@@ -303,13 +310,21 @@ func runCgroupLoad(t *testing.T, name, addr string, pid int, cg *memCgroup, d, f
 		}
 	}()
 
+	// A fill lasts fill, and longer (up to three times) until it has
+	// reached maxmemory: on a loaded machine a timed fill alone may stop
+	// short, and a cycle that never evicted says nothing about creep.
 	fillOnce := func(until time.Time) {
+		base, hard := evicted.Load(), until.Add(2*fill)
+		more := func() bool {
+			now := time.Now()
+			return now.Before(until) || (evicted.Load() == base && now.Before(hard))
+		}
 		var wg sync.WaitGroup
 		for g := 0; g < 2; g++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for ctx.Err() == nil && time.Now().Before(until) {
+				for ctx.Err() == nil && more() {
 					p := c.Pipeline()
 					for i := 0; i < 20; i++ {
 						k := strconv.Itoa(rand.IntN(2_000_000))
@@ -379,6 +394,7 @@ func runCgroupLoad(t *testing.T, name, addr string, pid int, cg *memCgroup, d, f
 	// of the settle after its delete.
 	var cur cgCycle
 	prev := ""
+	var lastEvicted int64
 	for _, s := range run.samples {
 		if s.phase == "fill" && prev == "settle" {
 			run.cycles = append(run.cycles, cur)
@@ -386,7 +402,11 @@ func runCgroupLoad(t *testing.T, name, addr string, pid int, cg *memCgroup, d, f
 		}
 		if s.phase == "fill" || s.phase == "delete" {
 			cur.peakRSS = max(cur.peakRSS, s.anon)
+			if s.evicted > lastEvicted {
+				cur.full = true
+			}
 		}
+		lastEvicted = max(lastEvicted, s.evicted)
 		if s.phase == "settle" {
 			cur.afterDelete, cur.usedAfterDelete = s.anon, s.used
 		}
@@ -399,7 +419,7 @@ func runCgroupLoad(t *testing.T, name, addr string, pid int, cg *memCgroup, d, f
 }
 
 // checkCgroupRun asserts what must hold of any run.
-func checkCgroupRun(t *testing.T, run *cgRun, limit int64) {
+func checkCgroupRun(t *testing.T, run *cgRun, limit int64, strict bool) {
 	t.Helper()
 	if !run.alive {
 		t.Errorf("%s: the server is gone after the run", run.name)
@@ -418,14 +438,34 @@ func checkCgroupRun(t *testing.T, run *cgRun, limit int64) {
 		t.Errorf("%s: only %d fill/delete cycles", run.name, len(run.cycles))
 		return
 	}
-	// No creep: the last cycle's peak stays within 10% (or 8 MiB) of the
-	// first's, and a delete brings RSS below the peak it followed.
-	first, last := run.cycles[0], run.cycles[len(run.cycles)-1]
-	if last.peakRSS > first.peakRSS+max(first.peakRSS/10, 8<<20) {
-		t.Errorf("%s: RSS creeps: peak %d MiB in the first cycle, %d MiB in the last", run.name, first.peakRSS>>20, last.peakRSS>>20)
-	}
 	for i, cy := range run.cycles {
-		t.Logf("%s cycle %d: peak anonymous RSS %d MiB, after delete %d MiB (used_memory %d MiB)", run.name, i+1, cy.peakRSS>>20, cy.afterDelete>>20, cy.usedAfterDelete>>20)
+		t.Logf("%s cycle %d: peak anonymous RSS %d MiB, after delete %d MiB (used_memory %d MiB, reached maxmemory: %v)", run.name, i+1, cy.peakRSS>>20, cy.afterDelete>>20, cy.usedAfterDelete>>20, cy.full)
+	}
+	// No creep: among the cycles that reached maxmemory (a fill that
+	// stopped short peaks lower and proves nothing), the last one's peak
+	// stays within 10% (or 8 MiB) of the first one's.
+	var full []cgCycle
+	for _, cy := range run.cycles {
+		if cy.full {
+			full = append(full, cy)
+		}
+	}
+	switch {
+	case len(full) == 0:
+		t.Errorf("%s: no cycle reached maxmemory: the run proves nothing", run.name)
+		return
+	case len(full) == 1 && !strict:
+		// The short run on a loaded machine: one full cycle still shows
+		// no OOM kill and RSS under the limit at maxmemory.
+		t.Logf("%s: one cycle of %d reached maxmemory: creep not judged", run.name, len(run.cycles))
+		return
+	case len(full) == 1:
+		t.Errorf("%s: only 1 of %d cycles reached maxmemory", run.name, len(run.cycles))
+		return
+	}
+	first, last := full[0], full[len(full)-1]
+	if last.peakRSS > first.peakRSS+max(first.peakRSS/10, 8<<20) {
+		t.Errorf("%s: RSS creeps: peak %d MiB in the first full cycle, %d MiB in the last", run.name, first.peakRSS>>20, last.peakRSS>>20)
 	}
 }
 
@@ -475,7 +515,7 @@ func startRedisInCgroup(t *testing.T, cg *memCgroup, maxmemory int64) (*redisPro
 
 func TestMemoryUnderCgroupLimit(t *testing.T) {
 	long := os.Getenv("REDSHARD_CGROUP_LONG") != ""
-	limit, d, fill := int64(128<<20), 20*time.Second, 5*time.Second
+	limit, d, fill := int64(256<<20), 25*time.Second, 5*time.Second
 	if long {
 		minutes := 4
 		if m, err := strconv.Atoi(os.Getenv("REDSHARD_CGROUP_MINUTES")); err == nil && m > 0 {
@@ -494,7 +534,7 @@ func TestMemoryUnderCgroupLimit(t *testing.T) {
 	}
 	s := startRedshardInCgroup(t, cg, maxmemory)
 	rs := runCgroupLoad(t, "redshard", s.Addr, s.cmd.Process.Pid, cg, d, fill)
-	checkCgroupRun(t, rs, limit)
+	checkCgroupRun(t, rs, limit, long)
 	s.stop()
 	runs := []*cgRun{rs}
 
@@ -506,7 +546,7 @@ func TestMemoryUnderCgroupLimit(t *testing.T) {
 			}
 			r, pid := startRedisInCgroup(t, rcg, maxmemory)
 			rd := runCgroupLoad(t, "redis-server", r.Addr, pid, rcg, d, fill)
-			checkCgroupRun(t, rd, limit)
+			checkCgroupRun(t, rd, limit, long)
 			r.stop(t)
 			runs = append(runs, rd)
 		} else {
