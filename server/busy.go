@@ -25,6 +25,11 @@ package server
 //     hop out), so replies keep their order; a partial command it read is
 //     handed to the loop with the client (Client.busyIn).
 //
+// DEBUG LOADAOF keeps every loop stuck too (one replays the log, the others
+// are parked): the watchdog serves their clients the same way, with
+// -LOADING to every command, as Redis's processEventsWhileBlocked does
+// during a load (persist.go reloadData).
+//
 // Ownership. The watchdog touches a loop's clients only while the loop is
 // stuck, and only under the loop's busyMu. A loop that resumes (the script
 // returned, or the parked loop was released) takes busyMu once before it
@@ -99,14 +104,34 @@ func (srv *Server) busyCheck(buf []byte) {
 	}
 	srv.busy.fn.Store(fn)
 	srv.busy.mask.Store(mask)
+	if srv.load.active.Load() && srv.loadHeld() {
+		// DEBUG LOADAOF replays the log on one loop with every other
+		// parked (persist.go reloadData): -LOADING to all their clients.
+		for _, l := range srv.loops {
+			if l.loadHold.Load() || l.parked.Load() {
+				srv.serveStuck(l, buf, loadingError)
+			}
+		}
+		return
+	}
 	if mask == 0 {
 		return
 	}
 	for _, l := range srv.loops {
 		if mask&(1<<uint(l.id)) != 0 && (l.lua.running.Load() || l.parked.Load()) {
-			srv.serveStuck(l, buf)
+			srv.serveStuck(l, buf, "")
 		}
 	}
+}
+
+// loadHeld reports whether a loop replays the log for DEBUG LOADAOF.
+func (srv *Server) loadHeld() bool {
+	for _, l := range srv.loops {
+		if l.loadHold.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // busyError is the -BUSY text for the scripts running now.
@@ -143,15 +168,16 @@ func (l *Loop) resumeAfterBusy() {
 }
 
 // serveStuck serves the clients of a stuck loop (see the top of the file).
-func (srv *Server) serveStuck(l *Loop, buf []byte) {
+// With loading set (a DEBUG LOADAOF), every command is answered with it.
+func (srv *Server) serveStuck(l *Loop, buf []byte, loading string) {
 	l.busyMu.Lock()
 	defer l.busyMu.Unlock()
-	if !l.lua.running.Load() && !l.parked.Load() {
+	if !l.lua.running.Load() && !l.parked.Load() && !l.loadHold.Load() {
 		return // resumed meanwhile
 	}
-	caller := l.lua.caller.Load()
+	caller, loader := l.lua.caller.Load(), srv.load.caller.Load()
 	for _, cl := range l.clients {
-		if cl == caller || cl.c == nil || cl.closed || cl.closing || cl.hopOut || cl.held ||
+		if cl == caller || cl == loader || cl.c == nil || cl.closed || cl.closing || cl.hopOut || cl.held ||
 			cl.blocked != nil || len(cl.qbuf) > 0 || len(cl.out) > 0 || cl.pending || cl.internal ||
 			cl.c.OutboundBuffered() > 0 {
 			continue
@@ -179,7 +205,7 @@ func (srv *Server) serveStuck(l *Loop, buf []byte) {
 			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
 			continue
 		}
-		out := srv.busyServe(l, cl)
+		out := srv.busyServe(l, cl, loading)
 		if cl.tls != nil {
 			out = cl.tls.seal(out)
 		}
@@ -206,14 +232,17 @@ func (srv *Server) serveStuck(l *Loop, buf []byte) {
 }
 
 // busyServe answers the complete commands in cl.busyIn and keeps the rest.
-func (srv *Server) busyServe(l *Loop, cl *Client) []byte {
+func (srv *Server) busyServe(l *Loop, cl *Client, loading string) []byte {
 	var out []byte
 	var argvBuf [8][]byte
 	pos := 0
 	for pos < len(cl.busyIn) {
 		argv, n, err := cl.busyParser.Next(cl.busyIn[pos:], argvBuf[:0])
 		if err != nil {
-			out = resp.AppendError(out, srv.busyError())
+			if loading == "" {
+				loading = srv.busyError()
+			}
+			out = resp.AppendError(out, loading)
 			pos = len(cl.busyIn)
 			cl.busyParser.Reset()
 			break
@@ -223,6 +252,10 @@ func (srv *Server) busyServe(l *Loop, cl *Client) []byte {
 		}
 		pos += n
 		if len(argv) == 0 {
+			continue
+		}
+		if loading != "" {
+			out = resp.AppendError(out, loading)
 			continue
 		}
 		out = srv.busyCommand(l, cl, argv, out)

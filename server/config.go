@@ -505,9 +505,12 @@ func cfgBuildTable() []*cfgOption {
 		// metrics-bind: the address the metrics endpoint listens on.
 		cfgStrOpt("metrics-bind", cfgImmutable|cfgStartOnly, "127.0.0.1", nil, func(c *Config) *atomicString { return &c.metricsBind }),
 		// enable-failpoints: DEBUG FAILPOINT and --failpoint (package
-		// failpoint); immutable like enable-debug-command, so a server
-		// started without it can never be made to crash on purpose.
-		cfgBoolOpt("enable-failpoints", "", cfgImmutable, "no", func(c *Config) *atomic.Bool { return &c.enableFailpoints }),
+		// failpoint); fixed at start, so a server started without it can
+		// never be made to crash on purpose. CONFIG SET takes its current
+		// value only, as for the options above: CONFIG GET * lists it, and
+		// Redis's "CONFIG sanity" sets back every option it lists but
+		// Redis's own immutable ones.
+		cfgBoolOpt("enable-failpoints", "", cfgImmutable|cfgStartOnly, "no", func(c *Config) *atomic.Bool { return &c.enableFailpoints }),
 	}, append(append(cfgTLSTable(), cfgClusterTable()...), cfgInertTable()...)...)
 }
 
@@ -1471,6 +1474,13 @@ func (c *Config) sameValue(o *cfgOption, v string) bool {
 		return reason == "" && n == o.n(c).Load()
 	case cfgString:
 		return v == o.s(c).Load()
+	case cfgBool:
+		switch cfgLower(v) {
+		case "yes":
+			return o.b(c).Load()
+		case "no":
+			return !o.b(c).Load()
+		}
 	}
 	return false
 }

@@ -706,8 +706,8 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	x.Prop.Reset()
 	x.BlockKeys, x.BlockArgv = nil, nil
 	// With maxmemory set, every command first evicts on the shards it runs
-	// on, and one that may grow memory is refused if that cannot bring them
-	// within their share (Redis's processCommand calls performEvictions
+	// on, and one that may grow memory is refused if that cannot bring
+	// used_memory within maxmemory (memory.go; Redis's processCommand calls performEvictions
 	// before each command). Inside EXEC the room was made once for the
 	// whole transaction (multi.go).
 	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && !l.evictFirst(x) && cmd.flags&flagDenyOOM != 0 {

@@ -5,7 +5,14 @@ package server
 // gnet takes its listening sockets when it starts and can neither close
 // them nor add one while it runs, so the addresses the server started with
 // keep accepting until it stops; this is where redshard differs from Redis,
-// which closes them. When CONFIG SET port or bind names other addresses,
+// which closes them (CONFIG SET bind "" leaves them open). gnet v2.9.7
+// offers no clean way out: Engine.Dup and DupListener hand out copies of a
+// listener, whose closing leaves gnet's own descriptor listening;
+// Engine.Stop stops every loop, and the loops own the shards; and closing
+// gnet's descriptor under it would leave its poller and its close at
+// shutdown acting on a number the kernel may since have given to another
+// file (a client's socket, the AOF), while an accept on it that fails
+// other than EAGAIN stops the engine. When CONFIG SET port or bind names other addresses,
 // redshard listens on those with sockets of its own and hands each
 // connection it accepts to a loop (gnet's Enroll, round robin), where it is
 // opened like any other. Setting the start addresses back, or port 0,

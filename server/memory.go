@@ -17,23 +17,30 @@ import (
 // maxmemory.
 //
 // Each shard accounts for its keys and values (shard.Shard.UsedMemory) and
-// owns an equal share of the budget: (maxmemory - used_memory_startup) / N,
-// less an equal part of the clients' memory (accountMem; clientMemForKeys
-// leaves out what clients over maxmemory-clients are about to give back).
-// Equal shares add up to maxmemory. Before every command (Redis's
-// performEvictions, called from processCommand), the loop running it looks
-// at each shard the command touches: one over its share evicts by the
-// policy until it is within it, if the server as a whole (used_memory from
-// the shards' published figures, which each owner updates before its
-// commands) is over maxmemory. A shard alone over its share while the
-// total is not does not evict: keys never hash so evenly that every share
-// fills alike, and Redis evicts only past maxmemory. Each shard that takes
-// writes comes back to its share, so used_memory stays within maxmemory by
-// about one write per shard. Evicted keys are logged to the AOF as DEL and
-// fire the "evicted" notification. If a shard cannot get under its share
-// (noeviction, or a volatile policy with no volatile keys left) while the
-// total is over maxmemory, a command flagged denyoom is refused with -OOM,
-// as Redis does; under noeviction, whenever the total is over maxmemory.
+// publishes the figure; used_memory is the sum of the shards' figures, the
+// clients' memory (accountMem; clientMemForKeys leaves out what clients over
+// maxmemory-clients are about to give back) and used_memory_startup.
+// Before every command (Redis's performEvictions, called from
+// processCommand), the loop running it evicts, while used_memory is over
+// maxmemory, from the shards the command touches (they are the ones it
+// owns now), one after the other, by the policy: eviction takes the
+// server's view, as Redis's does, and stops as soon as the whole is back
+// within maxmemory, whichever shards hold the memory. Keys never hash so
+// evenly that equal shares would fill alike: a shard that evicted only
+// down to its own share would take more than the server needs (the
+// tracking feedback-loop test of unit/maxmemory allows 10 to 50 keys
+// evicted for 40 KB over), and one within its share that did not evict at
+// all would let the total grow past maxmemory. Several loops evicting at
+// once each read the others' published figures, so the whole overshoots
+// by about one key per loop. Every loop's cron does the same for its own
+// shard, so that a limit lowered while no write comes still takes effect.
+// Evicted keys are logged to the AOF as DEL and fire the "evicted"
+// notification. Under noeviction a command flagged denyoom is refused with
+// -OOM whenever used_memory is over maxmemory, as in Redis; under a
+// volatile policy, when the command's shards have no volatile key left and
+// one of them is over its share of maxmemory (the budget, (maxmemory -
+// used_memory_startup) / N less an equal part of the clients' memory): the
+// others, over theirs, evict as they take writes and in their cron.
 //
 // The Go heap is kept close to the data: the keyspace is pointer-free (the
 // collector marks little), so collecting often is cheap, and the default
@@ -65,7 +72,7 @@ func (srv *Server) initMemory() {
 	srv.cfg.OnChange("maxmemory", func() {
 		srv.applyMaxmemory()
 		// Like Redis, evict at once when the new limit is below what is
-		// used: each loop on its own shard.
+		// used: each loop from its own shard, until the whole is within.
 		for _, l := range srv.loops {
 			l := l
 			_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
@@ -76,8 +83,8 @@ func (srv *Server) initMemory() {
 	})
 }
 
-// evictCron brings the loop's shard within its share (from the cron, and
-// after CONFIG SET maxmemory), so that a limit lowered while no write comes
+// evictCron evicts from the loop's shard while used_memory is over
+// maxmemory (from the cron, and after CONFIG SET maxmemory), so that a limit lowered while no write comes
 // still takes effect, as Redis's CONFIG SET does.
 func (l *Loop) evictCron() {
 	if l.srv.shardBudget.Load() == 0 {
@@ -125,59 +132,49 @@ func within(b, buf []byte) bool {
 	return p >= lo && p < lo+uintptr(cap(buf))
 }
 
-// makeRoom evicts on the shards of mask until each is within its share; it
-// reports false if one cannot be (the command gets -OOM). Clients' buffers
-// count against maxmemory as in Redis (they are part of used_memory), so
-// they come out of every shard's share.
+// makeRoom evicts from the shards of mask while used_memory is over
+// maxmemory (see the top of the file); it reports false if the command must
+// get -OOM. Clients' buffers count against maxmemory as in Redis (they are
+// part of used_memory).
 func (l *Loop) makeRoom(mask uint64) bool {
-	budget := l.srv.shardBudget.Load()
-	if cm := l.srv.clientMemForKeys(); cm > 0 && budget > 0 {
-		budget -= cm / int64(len(l.srv.shards))
+	srv := l.srv
+	maxmem := int64(srv.cfg.MaxMemory())
+	for m := mask; m != 0; m &= m - 1 {
+		srv.shards[bits.TrailingZeros64(m)].UsedMemory() // publish what the shards we hold use now
+	}
+	over := func() bool { return srv.usedMemoryEstimate() > maxmem }
+	if !over() {
+		return true
+	}
+	if l.sh.Cfg.MaxmemoryPolicy.Load() == shard.PolicyNoEviction {
+		return false
+	}
+	var hook func(*shard.DB, []byte)
+	if srv.persist != nil {
+		hook = l.p.expHook
+	}
+	for m := mask; m != 0; m &= m - 1 {
+		if srv.shards[bits.TrailingZeros64(m)].EvictWhile(over, hook) {
+			return true
+		}
+	}
+	// Still over, and nothing of the command's shards can go (a volatile
+	// policy without volatile keys there). A shard over its share refuses,
+	// as Redis does when nothing can be evicted; one within its share lets
+	// the command run: the shards past theirs evict in their own loops.
+	budget := srv.shardBudget.Load()
+	if cm := srv.clientMemForKeys(); cm > 0 && budget > 0 {
+		budget -= cm / int64(len(srv.shards))
 		if budget < 1 {
 			budget = -1 // the clients alone fill maxmemory: no key fits
 		}
 	}
-	var hook func(*shard.DB, []byte)
-	if l.srv.persist != nil {
-		hook = l.p.expHook
-	}
-	ok := true
-	total := int64(-1) // used_memory, read once a shard is over its share
-	maxmem := int64(l.srv.cfg.MaxMemory())
 	for m := mask; m != 0; m &= m - 1 {
-		sh := l.srv.shards[bits.TrailingZeros64(m)]
-		if sh.UsedMemory() <= budget {
-			continue
-		}
-		// Over its share: it evicts only when the server as a whole is
-		// over maxmemory, as Redis evicts only then; the keys never hash
-		// so evenly that every share is filled alike.
-		if total < 0 {
-			total = l.srv.usedMemoryEstimate()
-		}
-		if total <= maxmem {
-			continue
-		}
-		if !sh.Evict(budget, hook) {
-			ok = false
+		if srv.shards[bits.TrailingZeros64(m)].UsedMemory() > budget {
+			return false
 		}
 	}
-	switch {
-	case !ok:
-		// A shard over its share that cannot evict (noeviction, or a
-		// volatile policy without volatile keys) refuses writes only while
-		// the server as a whole is over maxmemory, as Redis does.
-		ok = l.srv.usedMemoryEstimate() <= maxmem
-	case l.sh.Cfg.MaxmemoryPolicy.Load() == shard.PolicyNoEviction:
-		// Under noeviction Redis refuses writes whenever used_memory is
-		// over maxmemory, also on a shard still within its share (the
-		// others are past theirs and nothing will bring them back).
-		if total < 0 {
-			total = l.srv.usedMemoryEstimate()
-		}
-		ok = total <= maxmem
-	}
-	return ok
+	return true
 }
 
 // clientMemForKeys is the clients' memory as key eviction counts it: with

@@ -13,7 +13,11 @@ package server
 // flush task on the monitor's own loop, which writes the buffer to the
 // connection. A connection's commands run one after the other (dispatch.go
 // never has two in flight), so they take the mutex, and reach every
-// monitor, in the order the connection sent them. With no monitor the cost
+// monitor, in the order the connection sent them. A script's lines (its
+// EVAL or FCALL, then the commands it calls) are fed together when it
+// ends, as Redis writes nothing while a script runs: a run that stops to
+// take more shards did not happen, and its lines are dropped with it
+// (script.go). With no monitor the cost
 // is one atomic load per command (obs.nmon in Loop.observe).
 
 import (
@@ -88,7 +92,12 @@ func (srv *Server) feedMonitors(cl *Client, db int, cmd *Cmd, argv [][]byte) {
 	if srv.load.active.Load() {
 		return // Redis feeds nothing while loading
 	}
-	line := monitorLine(nil, time.Now(), db, cl, argv, redactions(cmd, argv))
+	srv.sendMonitors(monitorLine(nil, time.Now(), db, cl, argv, redactions(cmd, argv)))
+}
+
+// sendMonitors appends lines (whole monitor lines) to every monitor's
+// pending buffer and queues its flush.
+func (srv *Server) sendMonitors(line []byte) {
 	o := &srv.obs
 	o.monMu.Lock()
 	for _, m := range o.monitors {

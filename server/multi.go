@@ -63,7 +63,8 @@ package server
 // that lingers meanwhile can only mark the finished session's watcher.
 //
 // maxmemory. While queueing, a command is refused with -OOM (flagging the
-// transaction) when the home shard cannot get within its share; EXEC with a
+// transaction) when evicting from the home shard cannot make room
+// (memory.go); EXEC with a
 // denyoom command makes room on all of its shards first and is refused as a
 // whole (-EXECABORT ... OOM) if one cannot, as Redis checks EXEC once with
 // the queued commands' flags; the queued commands are not checked again.

@@ -16,6 +16,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/shard"
@@ -174,6 +175,13 @@ func (l *Loop) observe(x *Exec, cmd *Cmd, argv [][]byte, ns int64) {
 		who := x.cl
 		if x.InScript {
 			who = scriptMonitorClient // "[0 lua]", as Redis shows a script's commands
+			if l.lua.run.active {
+				// Held with the script's own line until it ends (feedScript).
+				if !srv.load.active.Load() {
+					l.lua.mon = monitorLine(l.lua.mon, time.Now(), x.DB, who, argv, redactions(cmd, argv))
+				}
+				return
+			}
 		}
 		srv.feedMonitors(who, x.DB, cmd, argv)
 	}

@@ -189,6 +189,9 @@ type loadState struct {
 	failed  chan error    // the loader's error, for Run (capacity 1)
 	exited  chan struct{} // closed when the loader goroutine returns
 	aborted atomic.Bool   // the loader stopped because the server is stopping
+	// caller is the client whose DEBUG LOADAOF replays the log meanwhile
+	// (reloadData): the watchdog leaves it alone (busy.go).
+	caller atomic.Pointer[Client]
 }
 
 const loadingError = "LOADING Redis is loading the dataset in memory"
@@ -764,11 +767,30 @@ func debugLoadAOF(x *Exec) {
 // reloadData empties the data set and loads it back with load (DEBUG
 // LOADAOF). Redis exits when that fails; the files are untouched, so a
 // restart loads them, but the data set in memory is incomplete.
+//
+// Every loop is parked (or is this one) while the log replays, as Redis's
+// event loop is inside loadAppendOnlyFiles; Redis answers its clients
+// -LOADING meanwhile (processEventsWhileBlocked), and so does redshard:
+// load.active is set and this loop marked loadHold, and the busy watchdog
+// serves the clients of every stuck loop with -LOADING (busy.go). The
+// loader owns the shards; the watchdog touches only clients, under each
+// loop's busyMu, and this loop takes its busyMu before it goes on.
 func reloadData(x *Exec, load func(func([][]byte) error) (aof.LoadStats, error)) {
 	srv := x.srv
 	for _, sh := range srv.shards {
 		sh.FlushAll()
 	}
+	srv.load.start.Store(time.Now().Unix())
+	srv.load.caller.Store(x.cl)
+	srv.load.active.Store(true)
+	l := x.loop
+	l.loadHold.Store(true) // last: the watchdog may serve our clients from now
+	defer func() {
+		l.loadHold.Store(false)
+		l.resumeAfterBusy() // a watchdog pass serving our clients ends first
+		srv.load.caller.Store(nil)
+		srv.load.active.Store(false)
+	}()
 	if _, err := srv.loadLog(srv.shards, load, false); err != nil {
 		srv.log.Warningf("DEBUG LOADAOF failed, the data set in memory is incomplete: %v", err)
 		x.Err("ERR DEBUG LOADAOF failed, the data set in memory is incomplete: " + err.Error())

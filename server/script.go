@@ -69,6 +69,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/acl"
@@ -225,6 +226,9 @@ type loopScripts struct {
 	fnLibs map[*funcLib][]*loopFunc
 
 	run scriptRun
+	// mon: the MONITOR lines of the running script, fed when it ends
+	// (feedScript).
+	mon []byte
 
 	// What SCRIPT KILL and FUNCTION KILL on other loops read.
 	running atomic.Bool
@@ -479,9 +483,14 @@ var scriptMonitorClient = &Client{}
 // feedScript shows a script's command to MONITOR before the commands it
 // runs, as Redis's evalCommand and fcallCommand feed it first (the
 // command is skip_monitor, so it is not shown again after it ran).
+//
+// The line is held in l.lua.mon with those of the commands the script
+// calls (observe), and fed when the run ends (endScript); a run that stops
+// to take more shards drops them, so the rerun shows the script once.
 func (l *Loop) feedScript(x *Exec, argv [][]byte) {
-	if l.srv.obs.nmon.Load() > 0 {
-		l.srv.feedMonitors(x.cl, x.DB, x.cmd(), argv)
+	l.lua.mon = l.lua.mon[:0]
+	if l.srv.obs.nmon.Load() > 0 && !l.srv.load.active.Load() {
+		l.lua.mon = monitorLine(l.lua.mon, time.Now(), x.DB, x.cl, argv, redactions(x.cmd(), argv))
 	}
 }
 
@@ -566,6 +575,7 @@ func (l *Loop) endScript(x *Exec, start int, st lua.Status) bool {
 		}
 	}
 	if r.stop {
+		l.lua.mon = l.lua.mon[:0] // this run did not happen: neither do its MONITOR lines
 		r.undo.Rollback()
 		l.dropNotes(r.notes, r.noteLen)
 		r.prop.reset()
@@ -574,6 +584,10 @@ func (l *Loop) endScript(x *Exec, start int, st lua.Status) bool {
 		return true
 	}
 	r.undo.Reset()
+	if len(l.lua.mon) > 0 {
+		l.srv.sendMonitors(l.lua.mon)
+		l.lua.mon = l.lua.mon[:0]
+	}
 	if l.srv.persist != nil {
 		p := l.p.prod
 		r.prop.flush(p.Append)

@@ -166,10 +166,11 @@ type Loop struct {
 	pfSink   uint64   // keeps the prefetch loads alive
 
 	lua loopScripts // interpreters and the running script (script.go, functions.go)
-	// busyMu and parked: the watchdog serves this loop's clients while a
-	// busy script keeps it stuck (busy.go).
-	busyMu sync.Mutex
-	parked atomic.Bool
+	// busyMu, parked and loadHold: the watchdog serves this loop's clients
+	// while a busy script or a DEBUG LOADAOF keeps it stuck (busy.go).
+	busyMu   sync.Mutex
+	parked   atomic.Bool
+	loadHold atomic.Bool // this loop is replaying the log for DEBUG LOADAOF (persist.go)
 
 	curCl   *Client  // the client whose command runs, for the crash report (crash.go)
 	curArgv [][]byte // and its command

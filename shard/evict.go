@@ -176,15 +176,25 @@ func (db *DB) LFUFreq(slot int32) int64 { return int64(db.sh.lfuDecr(db.at(slot)
 // most budget bytes. onEvict is called with each key before it goes (the
 // server logs a DEL). It reports whether the shard is within its budget.
 func (s *Shard) Evict(budget int64, onEvict func(db *DB, key []byte)) bool {
+	return s.EvictWhile(func() bool { return s.UsedMemory() > budget }, onEvict)
+}
+
+// EvictWhile deletes keys chosen by the maxmemory policy while over
+// reports true (the server's view: used_memory over maxmemory), checked
+// before each key. It reports false if the policy finds nothing more to
+// evict (noeviction, or a volatile policy with no volatile key left) while
+// over still holds; true once over is false, or when Redis's eviction time
+// limit is reached (the next write goes on evicting).
+func (s *Shard) EvictWhile(over func() bool, onEvict func(db *DB, key []byte)) bool {
 	policy := s.Cfg.MaxmemoryPolicy.Load()
-	if s.UsedMemory() <= budget {
+	if !over() {
 		return true
 	}
 	if policy == PolicyNoEviction {
 		return false
 	}
 	deadline := time.Now().Add(evictTimeLimit(s.Cfg.MaxmemoryEvictionTenacity.Load()))
-	for n := 0; s.UsedMemory() > budget; n++ {
+	for n := 0; over(); n++ {
 		db, slot := s.evictCandidate(policy)
 		if slot < 0 {
 			return false
@@ -196,6 +206,7 @@ func (s *Shard) Evict(budget int64, onEvict func(db *DB, key []byte)) bool {
 		db.Notify(NotifyEvicted, "evicted", key)
 		db.Delete(slot)
 		s.Stats.EvictedKeys++
+		s.UsedMemory() // publishes the shard's figure, which over may read
 		if n&15 == 15 && time.Now().After(deadline) {
 			// Redis's eviction time limit: let the command run; the next
 			// write goes on evicting.

@@ -112,7 +112,7 @@ func TestConfigGetManyAndSanity(t *testing.T) {
 		syslog-facility databases io-threads logfile unixsocketperm replicaof slaveof requirepass server_cpulist
 		bio_cpulist aof_rewrite_cpulist bgsave_cpulist set-proc-title cluster-config-file cluster-port oom-score-adj
 		oom-score-adj-values enable-protected-configs enable-debug-command enable-module-command dbfilename dir
-		socket-mark-id enable-failpoints`)
+		socket-mark-id`)
 	before := c.ConfigGet(ctx, "*").Val()
 	if v, ok := before["enable-failpoints"]; !ok || v != "no" {
 		t.Errorf("CONFIG GET *: enable-failpoints %q (present %v), want \"no\"", v, ok)

@@ -391,3 +391,47 @@ func TestNoevictionRefusesOnEveryShard(t *testing.T) {
 		t.Fatalf("SET on the other shard past maxmemory: %v", err.Err())
 	}
 }
+
+// TestEvictionTakesTheServersView: with several shards, eviction stops as
+// soon as used_memory is back within maxmemory, however unevenly the keys
+// fall on the shards (unit/maxmemory's tracking feedback-loop test allows
+// 10 to 50 keys evicted for 40 KB over). Here most keys share a hash tag,
+// so one shard holds far more than its share of maxmemory: evicting it
+// down to its share would take about a hundred keys.
+func TestEvictionTakesTheServersView(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--maxmemory-policy", "allkeys-lru")
+	c := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1 })
+	ctx := context.Background()
+	name := func(prefix string, i int) string { return fmt.Sprintf("%s%d%s", prefix, i, strings.Repeat("x", 1000)) }
+	p := c.Pipeline()
+	for i := 0; i < 200; i++ {
+		p.Set(ctx, name("{tag}", i), "x", 0)
+	}
+	for i := 0; i < 100; i++ {
+		p.Set(ctx, name("spread", i), "x", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	limit := memInfo(t, c)["used_memory"] - 40000
+	if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]int64
+	waitFor(t, "eviction", func() bool {
+		m = memInfo(t, c)
+		return m["used_memory"] <= limit
+	})
+	// 40000 bytes are about 38 keys of 1 KB names.
+	if ev := m["evicted_keys"]; ev < 30 || ev > 50 {
+		t.Fatalf("%d keys evicted for 40000 bytes over maxmemory (used_memory %d, maxmemory %d)", ev, m["used_memory"], limit)
+	}
+	// Writes to any shard keep used_memory within maxmemory: those within
+	// their share evict too while the whole is over.
+	for i := 0; i < 200; i++ {
+		c.Set(ctx, name("more", i), "x", 0)
+	}
+	if m := memInfo(t, c); m["used_memory"] > limit+4096 {
+		t.Fatalf("used_memory %d after more writes, maxmemory %d", m["used_memory"], limit)
+	}
+}

@@ -456,3 +456,50 @@ func TestObsLatency(t *testing.T) {
 		t.Errorf("info latencystats:\n%s", info)
 	}
 }
+
+// MONITOR shows a script once, then the commands it called, also when it
+// reached keys of other shards and ran again over every shard (its first
+// run did not happen), as Redis shows EVAL and FCALL (integration test
+// "MONITOR can log commands issued by functions").
+func TestMonitorShowsAScriptOnce(t *testing.T) {
+	s := startServer(t, "--shards", "4")
+	mon := s.raw(t)
+	mon.do(resp("monitor"), "+OK\r\n")
+	rc := s.raw(t)
+	keys := spreadKeys("scr", 4, 1) // one per shard: whatever rc's loop, some are elsewhere
+	body := "redis.call('set', '" + strings.Join(keys, "', 'v') redis.call('set', '") + "', 'v')"
+	rc.do(resp("function", "load", "#!lua name=lib\nredis.register_function('f', function() "+body+" return 1 end)"), bulk("lib"))
+	rc.do(resp("fcall", "f", "0"), ":1\r\n")
+	rc.do(resp("eval", body+" return 2", "0"), ":2\r\n")
+	rc.do(resp("ping"), "+PONG\r\n")
+
+	re := regexp.MustCompile(`^\+\d+\.\d{6} \[0 (lua|127\.0\.0\.1:\d+)\] (.*)$`)
+	var got []string
+	for {
+		l := mon.line()
+		m := re.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("monitor line %q", l)
+		}
+		if m[2] == `"ping"` {
+			break
+		}
+		if m[1] == "lua" {
+			m[2] = "lua " + m[2]
+		}
+		got = append(got, m[2])
+	}
+	var want []string
+	want = append(want, got[0]) // FUNCTION LOAD
+	want = append(want, `"fcall" "f" "0"`)
+	for _, k := range keys {
+		want = append(want, fmt.Sprintf(`lua "set" "%s" "v"`, k))
+	}
+	want = append(want, fmt.Sprintf(`"eval" "%s return 2" "0"`, body))
+	for _, k := range keys {
+		want = append(want, fmt.Sprintf(`lua "set" "%s" "v"`, k))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("monitor lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

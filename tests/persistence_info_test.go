@@ -385,6 +385,65 @@ func piStartNoWait(t *testing.T, dir string, extra ...string) *server {
 	return s
 }
 
+// TestDebugLoadAOFAnswersLOADING: while DEBUG LOADAOF replays a slow script
+// of a Redis 6 style log, every other client is answered -LOADING (Redis's
+// processEventsWhileBlocked during a load), and the caller gets +OK when
+// the data set is back (integration/aof's "EVAL timeout with slow verbatim
+// Lua script from AOF").
+func TestDebugLoadAOFAnswersLOADING(t *testing.T) {
+	for _, shards := range []string{"1", "4"} {
+		t.Run("shards="+shards, func(t *testing.T) {
+			dir := t.TempDir()
+			ad := filepath.Join(dir, "appendonlydir")
+			if err := os.MkdirAll(ad, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			incr := resp("SELECT", "9") +
+				resp("EVAL", "redis.call('set',KEYS[1],'y'); for i=1,1500000 do redis.call('ping') end return 'ok'", "1", "x")
+			if err := os.WriteFile(filepath.Join(ad, "appendonly.aof.1.incr.aof"), []byte(incr), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ad, "appendonly.aof.manifest"), []byte("file appendonly.aof.1.incr.aof seq 1 type i\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := startServerIn(t, dir, "--appendonly", "yes", "--shards", shards, "--enable-debug-command", "yes",
+				"--busy-reply-threshold", "1", "--aof-use-rdb-preamble", "no")
+			others := []*rawConn{s.raw(t), s.raw(t), s.raw(t), s.raw(t)} // on several loops with --shards 4
+			for _, rc := range others {
+				rc.do(resp("PING"), "+PONG\r\n")
+			}
+			loader := s.raw(t)
+			loader.write(resp("DEBUG", "LOADAOF"))
+			deadline := time.Now().Add(5 * time.Second)
+			for seen := 0; seen < len(others); {
+				rc := others[seen]
+				rc.write(resp("PING"))
+				switch l := rc.line(); l {
+				case "-LOADING Redis is loading the dataset in memory":
+					seen++
+					continue
+				case "PONG", "+PONG":
+				default:
+					t.Fatalf("PING during DEBUG LOADAOF answered %q", l)
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("client %d never got -LOADING while DEBUG LOADAOF replayed a slow script", seen)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			loader.expect("+OK\r\n")
+			for _, rc := range others {
+				rc.do(resp("PING"), "+PONG\r\n")
+			}
+			loader.do(resp("SELECT", "9"), "+OK\r\n")
+			loader.do(resp("GET", "x"), bulk("y"))
+			if !strings.Contains(s.log.String(), "Slow script detected") {
+				t.Errorf("no 'Slow script detected' in the log")
+			}
+		})
+	}
+}
+
 func TestLoadingAnswersLOADING(t *testing.T) {
 	dir := t.TempDir()
 	const n = 300000
