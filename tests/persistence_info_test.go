@@ -414,7 +414,18 @@ func TestDebugLoadAOFAnswersLOADING(t *testing.T) {
 			}
 			loader := s.raw(t)
 			loader.write(resp("DEBUG", "LOADAOF"))
+			// Ping once the replay is under way (its slow-script line is
+			// logged once the loops are stuck): a PING that a loop has read
+			// but not run when it parks waits for the load, to keep its
+			// client's order, and on a loaded machine the first PING could
+			// land in that moment and see only PONGs after it.
 			deadline := time.Now().Add(5 * time.Second)
+			for strings.Count(s.log.String(), "Slow script detected") < 2 {
+				if time.Now().After(deadline) {
+					t.Fatal("DEBUG LOADAOF's slow script was never logged")
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
 			for seen := 0; seen < len(others); {
 				rc := others[seen]
 				rc.write(resp("PING"))
