@@ -687,3 +687,119 @@ func TestRDBStreamKeyNotLost(t *testing.T) {
 	check("BGSAVE", st == "ok")
 	check("SAVE", c.Save(ctx).Err() == nil)
 }
+
+// TestRDBFlushallResetsDumpFile: with save points, FLUSHALL saves the empty
+// data set to dump.rdb at once (Redis 7.0's flushAllDataAndResetRDB), so a
+// kill -9 and a restart do not bring the flushed keys back from the older
+// file; the function libraries, which FLUSHALL keeps, are in it, and
+// rdb_changes_since_last_save is 0. Without save points dump.rdb is left
+// alone and the changes stay counted.
+func TestRDBFlushallResetsDumpFile(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	args := []string{"--shards", "4", "--save", "900 1", "--appendonly", "no"}
+	s := startServerIn(t, dir, args...)
+	c := s.client(t, 0)
+	for i := 0; i < 100; i++ {
+		if err := c.Set(ctx, fmt.Sprintf("k%d", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.FunctionLoad(ctx, rdbLib).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD: %v", err)
+	}
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatalf("SAVE: %v", err)
+	}
+	saves := infoField(t, c, "persistence", "rdb_saves")
+	if err := c.Set(ctx, "after-save", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.FlushAll(ctx).Result(); err != nil || r != "OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	if v := infoField(t, c, "persistence", "rdb_changes_since_last_save"); v != "0" {
+		t.Errorf("rdb_changes_since_last_save:%s after FLUSHALL with save points, want 0", v)
+	}
+	if v := infoField(t, c, "persistence", "rdb_saves"); v == saves {
+		t.Errorf("rdb_saves still %s after FLUSHALL with save points, want one more", v)
+	}
+	s.kill9()
+	s2 := startServerIn(t, dir, args...)
+	c2 := s2.client(t, 0)
+	if n, err := c2.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Errorf("DBSIZE %d %v after FLUSHALL, kill -9 and a restart, want 0 (the old dump.rdb came back)", n, err)
+	}
+	if r, err := c2.FCall(ctx, "echo1", nil, "x").Result(); err != nil || r != "x" {
+		t.Errorf("FCALL echo1 after the restart: %v %v, want x (FLUSHALL keeps the functions, so does its save)", r, err)
+	}
+
+	// Without save points: the file is not touched and the changes count.
+	if err := c2.ConfigSet(ctx, "save", "").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := infoField(t, c2, "persistence", "rdb_changes_since_last_save"); v == "0" || v == "" {
+		t.Errorf("rdb_changes_since_last_save:%s after FLUSHALL without save points, want more than 0", v)
+	}
+	if st2, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil || !st2.ModTime().Equal(st.ModTime()) || st2.Size() != st.Size() {
+		t.Errorf("dump.rdb rewritten by FLUSHALL without save points")
+	}
+}
+
+// TestRDBFlushallStopsBgsave: FLUSHALL during a (slowed) BGSAVE stops it
+// (Redis's killRDBChild) before saving the empty data set: the BGSAVE
+// never puts the old data set in place afterwards, no temp file is left,
+// and the status stays ok.
+func TestRDBFlushallStopsBgsave(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	args := []string{"--shards", "2", "--save", "900 1", "--appendonly", "no", "--enable-debug-command", "yes"}
+	s := startServerIn(t, dir, args...)
+	c := s.client(t, 0)
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "5000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// 5,000 keys over 2 shards at 1 ms a key: about 2.5 s
+	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "1000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BgSave(ctx).Err(); err != nil {
+		t.Fatalf("BGSAVE: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if v := infoField(t, c, "persistence", "rdb_bgsave_in_progress"); v != "1" {
+		t.Fatalf("rdb_bgsave_in_progress:%s 0.3 s into a slowed BGSAVE, want 1", v)
+	}
+	start := time.Now()
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatalf("FLUSHALL: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("FLUSHALL took %v during the BGSAVE: it serialized the keys instead of stopping it", d)
+	}
+	if v := infoField(t, c, "persistence", "rdb_bgsave_in_progress"); v != "0" {
+		t.Errorf("rdb_bgsave_in_progress:%s after FLUSHALL, want 0", v)
+	}
+	if v := infoField(t, c, "persistence", "rdb_last_bgsave_status"); v != "ok" {
+		t.Errorf("rdb_last_bgsave_status:%s after FLUSHALL stopped the BGSAVE, want ok", v)
+	}
+	time.Sleep(3 * time.Second) // past the time the BGSAVE would have taken
+	if temps, _ := filepath.Glob(filepath.Join(dir, "temp-*.rdb")); len(temps) > 0 {
+		t.Errorf("temp files left: %v", temps)
+	}
+	s.kill9()
+	s2 := startServerIn(t, dir, args...)
+	if n, err := s2.client(t, 0).DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Errorf("DBSIZE %d %v after FLUSHALL during a BGSAVE, kill -9 and a restart, want 0", n, err)
+	}
+}
