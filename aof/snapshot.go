@@ -50,7 +50,17 @@ type Snapshot struct {
 	// the next snapshot (same name) is writing.
 	endMu sync.Mutex
 	ended bool
+
+	// background: the image is made while the loops serve clients
+	// (BGSAVE): the writer gives its P up between pieces of a chunk
+	// (rdb.Writer.RawYielding). A SAVE's loops are parked, so yielding
+	// would only let the serializer outrun the writer and pile chunks up.
+	background atomic.Bool
 }
+
+// Background marks the snapshot as written while the loops serve clients
+// (see the field).
+func (s *Snapshot) Background() { s.background.Store(true) }
 
 // errAborted is Finish's answer after Abort.
 var errAborted = errors.New("the snapshot was aborted")
@@ -179,7 +189,11 @@ func (s *Snapshot) bg() {
 		s.mu.Unlock()
 		var err error
 		if !failed {
-			err = s.w.Raw(c)
+			if s.background.Load() {
+				err = s.w.RawYielding(c)
+			} else {
+				err = s.w.Raw(c)
+			}
 		}
 		n := len(c)
 		rdb.ReleaseChunk(c)

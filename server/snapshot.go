@@ -226,6 +226,7 @@ func (srv *Server) startSnapshot() error {
 		srv.log.Warningf("%v", err)
 		return err
 	}
+	s.Background()
 	srv.save.started.Store(now.UnixMilli())
 	srv.save.dirty.Store(srv.dirtyNow())
 	srv.save.cur.Store(s)
