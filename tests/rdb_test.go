@@ -803,3 +803,84 @@ func TestRDBFlushallStopsBgsave(t *testing.T) {
 		t.Errorf("DBSIZE %d %v after FLUSHALL during a BGSAVE, kill -9 and a restart, want 0", n, err)
 	}
 }
+
+// rdbFileOf is an RDB file (version 9, no checksum) of db 0 holding items,
+// each a type byte, a key and the value's encoded bytes.
+func rdbFileOf(items ...[]byte) []byte {
+	b := []byte("REDIS0009\xfe\x00")
+	for _, it := range items {
+		b = append(b, it...)
+	}
+	return append(b, "\xff\x00\x00\x00\x00\x00\x00\x00\x00"...)
+}
+
+// TestRDBLoadSkipsEmptyKeys: empty collections in dump.rdb (an old Redis
+// bug could save them) are skipped as Redis 7.0 skips them, each named in
+// the log, and the count closes the load's summary line.
+func TestRDBLoadSkipsEmptyKeys(t *testing.T) {
+	dir := t.TempDir()
+	file := rdbFileOf(
+		[]byte("\x02\x06emptys\x00"),    // set, 0 members
+		[]byte("\x04\x06emptyh\x00"),    // hash, 0 fields
+		[]byte("\x00\x04kept\x05value"), // a string
+	)
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerIn(t, dir, "--appendonly", "no")
+	c := s.client(t, 0)
+	if n, err := c.DBSize(ctxT(t)).Result(); err != nil || n != 1 {
+		t.Fatalf("DBSIZE %d %v, want 1 (the string; the empty set and hash skipped)", n, err)
+	}
+	log := s.log.String()
+	for _, want := range []string{"rdbLoadObject skipping empty key: emptys", "rdbLoadObject skipping empty key: emptyh",
+		"Done loading RDB, keys loaded: 1, keys expired: 0, empty keys skipped: 2."} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logTail(log, 20))
+		}
+	}
+}
+
+// TestRDBLoadCorruptValueStops: a value that fails its integrity check in
+// dump.rdb stops the start with Redis's lines: the reason for its type, the
+// report redis-check-rdb adds (the key and its type) and "Terminating
+// server after rdb file reading failure.", exit status 1.
+func TestRDBLoadCorruptValueStops(t *testing.T) {
+	dir := t.TempDir()
+	file := rdbFileOf(
+		[]byte("\x00\x02ok\x01v"),
+		[]byte("\x0c\x04bad!\x03\x01\x02\x03"), // zset ziplist of 3 bytes: no ziplist
+	)
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(serverBin, "--port", strconv.Itoa(freePort(t)), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the server still runs 20 s after loading a corrupt dump.rdb:\n%s", out)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want status 1", err)
+	}
+	log := string(out)
+	if n := strings.Count(log, "Zset ziplist integrity check failed."); n < 2 {
+		t.Errorf("\"Zset ziplist integrity check failed.\" %d times in the log, want the reason and the check's report:\n%s", n, logTail(log, 12))
+	}
+	for _, want := range []string{"--- RDB ERROR DETECTED ---", "[additional info] Reading key 'bad!'",
+		"[additional info] Reading type 12 (zset-ziplist)", "# Terminating server after rdb file reading failure."} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logTail(log, 12))
+		}
+	}
+	if n := strings.Count(log, "Terminating server after rdb file reading failure."); n != 1 {
+		t.Errorf("\"Terminating server ...\" %d times, want 1", n)
+	}
+}
