@@ -38,7 +38,8 @@ type Cmd struct {
 
 	script int // scriptEval, scriptEvalSHA, scriptFCall (script.go), or 0
 	// resetRDB: FLUSHALL, which stops a BGSAVE before it runs and saves
-	// the empty data set after it (snapshot.go's flushAllResetRDB).
+	// the empty data set after it (snapshot.go's stopBgsaveForFlush and
+	// saveAfterFlush, Redis's flushAllDataAndResetRDB).
 	resetRDB bool
 
 	subs   map[string]*Cmd
