@@ -275,7 +275,7 @@ func (r *Rewrite) bg() {
 		var err error
 		if rw != nil {
 			if !failed {
-				err = rw.Raw(c) // counts its bytes itself (rewriteTmp)
+				err = rw.RawYielding(c) // counts its bytes itself (rewriteTmp)
 			}
 			n := len(c)
 			rdb.ReleaseChunk(c)

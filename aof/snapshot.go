@@ -1,6 +1,7 @@
 package aof
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +42,28 @@ type Snapshot struct {
 	err     error
 	size    int64
 	bgDone  chan struct{}
+
+	// endMu makes Finish and Abort exclude each other: whichever comes
+	// first decides the file's fate (Finish puts it in place, Abort
+	// removes it), and the other, waiting for it, does nothing. Without
+	// it an Abort racing a Finish could remove or truncate the temp file
+	// the next snapshot (same name) is writing.
+	endMu sync.Mutex
+	ended bool
+
+	// background: the image is made while the loops serve clients
+	// (BGSAVE): the writer gives its P up between pieces of a chunk
+	// (rdb.Writer.RawYielding). A SAVE's loops are parked, so yielding
+	// would only let the serializer outrun the writer and pile chunks up.
+	background atomic.Bool
 }
+
+// Background marks the snapshot as written while the loops serve clients
+// (see the field).
+func (s *Snapshot) Background() { s.background.Store(true) }
+
+// errAborted is Finish's answer after Abort.
+var errAborted = errors.New("the snapshot was aborted")
 
 // snapTemp is the temp file of the snapshot being written, if any.
 var snapTemp atomic.Pointer[string]
@@ -167,7 +189,11 @@ func (s *Snapshot) bg() {
 		s.mu.Unlock()
 		var err error
 		if !failed {
-			err = s.w.Raw(c)
+			if s.background.Load() {
+				err = s.w.RawYielding(c)
+			} else {
+				err = s.w.Raw(c)
+			}
 		}
 		n := len(c)
 		rdb.ReleaseChunk(c)
@@ -192,6 +218,12 @@ func (s *Snapshot) seal() {
 // the file is durable: call it off the event loops. On error the temp file
 // is removed and the old file stays.
 func (s *Snapshot) Finish() error {
+	s.endMu.Lock()
+	defer s.endMu.Unlock()
+	if s.ended {
+		return errAborted
+	}
+	s.ended = true
 	s.seal()
 	err := s.err
 	if err == nil {
@@ -239,8 +271,15 @@ func (s *Snapshot) Fail(err error) {
 	s.mu.Unlock()
 }
 
-// Abort stops the snapshot and removes the temp file.
+// Abort stops the snapshot and removes the temp file; after a Finish (or
+// while one runs: it waits for it) it does nothing.
 func (s *Snapshot) Abort() {
+	s.endMu.Lock()
+	defer s.endMu.Unlock()
+	if s.ended {
+		return
+	}
+	s.ended = true
 	s.seal()
 	if s.tmp == nil {
 		return

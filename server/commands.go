@@ -37,6 +37,10 @@ type Cmd struct {
 	exec func(x *Exec, argv [][]byte)
 
 	script int // scriptEval, scriptEvalSHA, scriptFCall (script.go), or 0
+	// resetRDB: FLUSHALL, which stops a BGSAVE before it runs and saves
+	// the empty data set after it (snapshot.go's stopBgsaveForFlush and
+	// saveAfterFlush, Redis's flushAllDataAndResetRDB).
+	resetRDB bool
 
 	subs   map[string]*Cmd
 	parent *Cmd
@@ -157,6 +161,7 @@ func (srv *Server) buildCommandTable() {
 		"evalsha_ro": scriptEvalSHA, "fcall": scriptFCall, "fcall_ro": scriptFCall} {
 		srv.cmds[name].script = kind
 	}
+	srv.cmds["flushall"].resetRDB = true
 	// rename-command: the command answers to its new name only ("" hides
 	// it); its stats, COMMAND INFO and errors keep the original name, as
 	// in Redis. LoadConfig has checked the directives.

@@ -731,8 +731,14 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		if cmd.aclSort {
 			x.SortPatternsDenied = x.cl != nil && sortPatternsDenied(x.cl, cmd, argv) // acl.go
 		}
+		if cmd.resetRDB && shard.FlushArgsValid(argv) {
+			l.srv.stopBgsaveForFlush() // snapshot.go
+		}
 		cmd.run(&x.Ctx, argv)
 		x.SortPatternsDenied = false
+		if cmd.resetRDB && len(x.Out) > start && x.Out[start] == '+' {
+			l.srv.saveAfterFlush(int64(x.Prop.Dirty)) // snapshot.go
+		}
 	} else {
 		outer := x.running
 		x.running = cmd

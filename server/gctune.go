@@ -34,6 +34,7 @@ const (
 )
 
 type gcTuner struct {
+	mu     sync.Mutex   // tune runs on the finalizer goroutine and from gcImage
 	pct    atomic.Int32 // the percentage last set
 	sample []metrics.Sample
 }
@@ -49,6 +50,7 @@ var gcTunerOnce sync.Once
 func startGCTuner() {
 	gcTunerOnce.Do(func() {
 		t := &gcTuner{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		gcT.Store(t)
 		t.pct.Store(gcBasePct)
 		debug.SetGCPercent(gcBasePct)
 		t.arm()
@@ -62,9 +64,14 @@ func (t *gcTuner) arm() {
 	})
 }
 
+// gcT is the tuner, once started (not with GOGC in the environment).
+var gcT atomic.Pointer[gcTuner]
+
 // tune sets the percentage for the live heap of the collection that just
-// ended (the finalizer goroutine runs it).
+// ended (the finalizer goroutine runs it, and gcImage).
 func (t *gcTuner) tune() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	metrics.Read(t.sample)
 	if t.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
@@ -83,7 +90,11 @@ func gcPercentFor(live uint64) int32 {
 	if live == 0 {
 		return gcMaxPct
 	}
-	p := uint64(gcFloor) * 100 / live
+	floor := uint64(gcFloor)
+	if gcImages.Load() > 0 {
+		floor = gcImageFloor
+	}
+	p := floor * 100 / live
 	base := uint64(gcBasePct)
 	if gcLoads.Load() > 0 {
 		base = gcLoadPct
@@ -112,4 +123,26 @@ func gcLoading() func() {
 		debug.SetGCPercent(gcMaxPct) // it was higher (a small heap): keep it
 	}
 	return func() { gcLoads.Add(-1) }
+}
+
+// While an image of the data set is written between requests (BGSAVE, an
+// AOF rewrite, a disk-less full sync), its chunks come and go at up to
+// tens of MB a second, and a collection started then runs its mark worker
+// on a loop's P: with the server on one CPU (GOMAXPROCS 1) it took the P
+// 8-11 ms at a time, one or two collections of 70-80 ms a BGSAVE of 1M
+// keys (GODEBUG=gctrace=1, go tool trace), each a GET waiting for it. So
+// the headroom's floor is gcImageFloor until the image ends: at most that
+// much more heap for the length of a BGSAVE, where Redis's fork costs the
+// copy-on-write of every page written meanwhile.
+const gcImageFloor = 64 << 20
+
+var gcImages atomic.Int32
+
+// gcImage counts a background image in (+1) or out (-1) and sets the
+// percentage for it now (procsFor calls it).
+func gcImage(d int32) {
+	gcImages.Add(d)
+	if t := gcT.Load(); t != nil {
+		t.tune()
+	}
 }

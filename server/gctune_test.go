@@ -44,3 +44,29 @@ func TestGCTunerFollowsLiveHeap(t *testing.T) {
 	}
 	t.Fatal("GOGC still at or under 25 after collections with a small live heap")
 }
+
+// TestGCPercentForImage: while an image is written the headroom's floor is
+// gcImageFloor, so a heap of 128 MiB collects after 64 MiB of growth
+// instead of 32, and a big heap keeps its quarter; the floor ends with the
+// image.
+func TestGCPercentForImage(t *testing.T) {
+	gcImages.Add(1)
+	for _, c := range []struct {
+		live uint64
+		want int32
+	}{
+		{128 << 20, 50},        // 64 MiB on 128 MiB
+		{64 << 20, 100},        // the floor equals the heap
+		{1 << 30, gcBasePct},   // a quarter is more than the floor
+		{512 << 20, gcBasePct}, // 64 MiB is 12.5%: the base wins
+		{1 << 20, gcMaxPct},    // capped
+	} {
+		if got := gcPercentFor(c.live); got != c.want {
+			t.Errorf("during an image, gcPercentFor(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+	gcImages.Add(-1)
+	if got := gcPercentFor(128 << 20); got != gcBasePct {
+		t.Errorf("after the image, gcPercentFor(128 MiB) = %d, want %d", got, gcBasePct)
+	}
+}

@@ -45,6 +45,7 @@ type procs struct {
 func (srv *Server) procsFor(d int32) {
 	srv.procs.bg.Add(d)
 	srv.fitProcs()
+	gcImage(d) // the collector's headroom while an image is written (gctune.go)
 }
 
 func (srv *Server) procsLoad(d int32) {

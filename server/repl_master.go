@@ -893,6 +893,7 @@ func (srv *Server) startDisklessSync(rs []*replica) {
 		rp.m.syncing.Store(false)
 		return
 	}
+	s.Background()
 	for _, r := range rs {
 		r.state.Store(repStreamRDB)
 	}

@@ -163,7 +163,7 @@ func (srv *Server) replSocketLoad(gen uint64, br *bufio.Reader, res psyncReply) 
 	if ferr != nil {
 		srv.log.Warningf("Failed loading the master's function libraries: %v", ferr)
 	}
-	srv.log.Noticef("Done loading RDB, keys loaded: %d, keys expired: %d.", lres.loaded, lres.expired)
+	srv.logLoadDone(lres)
 	if async {
 		srv.log.Noticef("MASTER <-> REPLICA sync: Swapping the loaded data set in (%.3f seconds)", time.Since(start).Seconds())
 	}

@@ -201,6 +201,15 @@ func (l *Loop) rewriteStep() {
 			return
 		}
 	} else if l.sh.Rewriting() {
+		if js := l.snap; js != nil && js.s.Pending() > snapPendingMax {
+			// The file's writer is behind: wait for it rather than grow
+			// the heap (see snapPendingMax).
+			go func() {
+				time.Sleep(snapPendingWait)
+				_ = l.el.Execute(context.Background(), l.rwStep)
+			}()
+			return
+		}
 		if l.stats.reads != l.rwReads || l.rwRun.IsZero() { // a new run: clients were served since the last step
 			now := time.Now()
 			if l.stats.reads != l.rwReads {

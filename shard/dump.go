@@ -182,7 +182,16 @@ func cmdRestore(c *Ctx, argv [][]byte) {
 
 // corruptMessage is what Redis's rdbLoadObject reports (rdbReportCorruptRDB)
 // for a payload of RDB type t that failed with err.
-func corruptMessage(t byte, err error) string {
+func corruptMessage(t byte, err error) string { return CorruptMessage(int(t), err) }
+
+// CorruptMessage is what Redis's rdbLoadObject reports (rdbReportCorruptRDB)
+// for a value of RDB type t (-1: unknown) that failed to load with err, for
+// RESTORE's verbose line and the log of a failed load.
+func CorruptMessage(ti int, err error) string {
+	t := byte(ti)
+	if ti < 0 || ti > 255 {
+		t = 255
+	}
 	integrity := map[byte]string{
 		rdb.TypeHashZipmap: "Zipmap", rdb.TypeListZiplist: "List ziplist", rdb.TypeSetIntset: "Intset",
 		rdb.TypeZSetZiplist: "Zset ziplist", rdb.TypeHashZiplist: "Hash ziplist", rdb.TypeListQuicklist: "Ziplist",
@@ -191,6 +200,12 @@ func corruptMessage(t byte, err error) string {
 		rdb.TypeStreamListpacks2: "Stream listpack", rdb.TypeStreamListpacks3: "Stream listpack",
 	}
 	switch {
+	case errors.Is(err, rdb.ErrDuplicateConsumer):
+		return "Duplicate stream consumer detected."
+	case errors.Is(err, rdb.ErrDuplicate) && t == rdb.TypeHashListpack:
+		// Redis finds these when it converts the listpack to a hash
+		// table (unsanitized, it panics: "listpack with dup elements").
+		return "Hash listpack integrity check failed: listpack with dup elements."
 	case (errors.Is(err, rdb.ErrBadBlob) || errors.Is(err, rdb.ErrDuplicate) || t == rdb.TypeHashZipmap) && integrity[t] != "":
 		return integrity[t] + " integrity check failed."
 	case errors.Is(err, rdb.ErrDuplicate) && t == rdb.TypeSet:

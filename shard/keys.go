@@ -752,11 +752,17 @@ func cmdDbsize(c *Ctx, argv [][]byte) {
 // flushArgsOK checks FLUSHDB/FLUSHALL's optional SYNC|ASYNC (both free the
 // memory at once here: the garbage collector reclaims it in the background).
 func flushArgsOK(c *Ctx, argv [][]byte) bool {
-	if len(argv) == 1 || (len(argv) == 2 && (EqualFold(argv[1], "sync") || EqualFold(argv[1], "async"))) {
+	if FlushArgsValid(argv) {
 		return true
 	}
 	c.Err(ErrSyntax)
 	return false
+}
+
+// FlushArgsValid reports whether argv is FLUSHDB's or FLUSHALL's syntax:
+// no argument, or one of ASYNC and SYNC.
+func FlushArgsValid(argv [][]byte) bool {
+	return len(argv) == 1 || (len(argv) == 2 && (EqualFold(argv[1], "sync") || EqualFold(argv[1], "async")))
 }
 
 // FLUSHDB [ASYNC|SYNC]

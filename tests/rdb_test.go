@@ -687,3 +687,200 @@ func TestRDBStreamKeyNotLost(t *testing.T) {
 	check("BGSAVE", st == "ok")
 	check("SAVE", c.Save(ctx).Err() == nil)
 }
+
+// TestRDBFlushallResetsDumpFile: with save points, FLUSHALL saves the empty
+// data set to dump.rdb at once (Redis 7.0's flushAllDataAndResetRDB), so a
+// kill -9 and a restart do not bring the flushed keys back from the older
+// file; the function libraries, which FLUSHALL keeps, are in it, and
+// rdb_changes_since_last_save is 0. Without save points dump.rdb is left
+// alone and the changes stay counted.
+func TestRDBFlushallResetsDumpFile(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	args := []string{"--shards", "4", "--save", "900 1", "--appendonly", "no"}
+	s := startServerIn(t, dir, args...)
+	c := s.client(t, 0)
+	for i := 0; i < 100; i++ {
+		if err := c.Set(ctx, fmt.Sprintf("k%d", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.FunctionLoad(ctx, rdbLib).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD: %v", err)
+	}
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatalf("SAVE: %v", err)
+	}
+	saves := infoField(t, c, "persistence", "rdb_saves")
+	if err := c.Set(ctx, "after-save", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.FlushAll(ctx).Result(); err != nil || r != "OK" {
+		t.Fatalf("FLUSHALL: %q %v", r, err)
+	}
+	if v := infoField(t, c, "persistence", "rdb_changes_since_last_save"); v != "0" {
+		t.Errorf("rdb_changes_since_last_save:%s after FLUSHALL with save points, want 0", v)
+	}
+	if v := infoField(t, c, "persistence", "rdb_saves"); v == saves {
+		t.Errorf("rdb_saves still %s after FLUSHALL with save points, want one more", v)
+	}
+	s.kill9()
+	s2 := startServerIn(t, dir, args...)
+	c2 := s2.client(t, 0)
+	if n, err := c2.DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Errorf("DBSIZE %d %v after FLUSHALL, kill -9 and a restart, want 0 (the old dump.rdb came back)", n, err)
+	}
+	if r, err := c2.FCall(ctx, "echo1", nil, "x").Result(); err != nil || r != "x" {
+		t.Errorf("FCALL echo1 after the restart: %v %v, want x (FLUSHALL keeps the functions, so does its save)", r, err)
+	}
+
+	// Without save points: the file is not touched and the changes count.
+	if err := c2.ConfigSet(ctx, "save", "").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := infoField(t, c2, "persistence", "rdb_changes_since_last_save"); v == "0" || v == "" {
+		t.Errorf("rdb_changes_since_last_save:%s after FLUSHALL without save points, want more than 0", v)
+	}
+	if st2, err := os.Stat(filepath.Join(dir, "dump.rdb")); err != nil || !st2.ModTime().Equal(st.ModTime()) || st2.Size() != st.Size() {
+		t.Errorf("dump.rdb rewritten by FLUSHALL without save points")
+	}
+}
+
+// TestRDBFlushallStopsBgsave: FLUSHALL during a (slowed) BGSAVE stops it
+// (Redis's killRDBChild) before saving the empty data set: the BGSAVE
+// never puts the old data set in place afterwards, no temp file is left,
+// and the status stays ok.
+func TestRDBFlushallStopsBgsave(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	args := []string{"--shards", "2", "--save", "900 1", "--appendonly", "no", "--enable-debug-command", "yes"}
+	s := startServerIn(t, dir, args...)
+	c := s.client(t, 0)
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "5000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// 5,000 keys over 2 shards at 1 ms a key: about 2.5 s
+	if err := c.ConfigSet(ctx, "rdb-key-save-delay", "1000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BgSave(ctx).Err(); err != nil {
+		t.Fatalf("BGSAVE: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if v := infoField(t, c, "persistence", "rdb_bgsave_in_progress"); v != "1" {
+		t.Fatalf("rdb_bgsave_in_progress:%s 0.3 s into a slowed BGSAVE, want 1", v)
+	}
+	start := time.Now()
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatalf("FLUSHALL: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("FLUSHALL took %v during the BGSAVE: it serialized the keys instead of stopping it", d)
+	}
+	if v := infoField(t, c, "persistence", "rdb_bgsave_in_progress"); v != "0" {
+		t.Errorf("rdb_bgsave_in_progress:%s after FLUSHALL, want 0", v)
+	}
+	if v := infoField(t, c, "persistence", "rdb_last_bgsave_status"); v != "ok" {
+		t.Errorf("rdb_last_bgsave_status:%s after FLUSHALL stopped the BGSAVE, want ok", v)
+	}
+	time.Sleep(3 * time.Second) // past the time the BGSAVE would have taken
+	if temps, _ := filepath.Glob(filepath.Join(dir, "temp-*.rdb")); len(temps) > 0 {
+		t.Errorf("temp files left: %v", temps)
+	}
+	s.kill9()
+	s2 := startServerIn(t, dir, args...)
+	if n, err := s2.client(t, 0).DBSize(ctx).Result(); err != nil || n != 0 {
+		t.Errorf("DBSIZE %d %v after FLUSHALL during a BGSAVE, kill -9 and a restart, want 0", n, err)
+	}
+}
+
+// rdbFileOf is an RDB file (version 9, no checksum) of db 0 holding items,
+// each a type byte, a key and the value's encoded bytes.
+func rdbFileOf(items ...[]byte) []byte {
+	b := []byte("REDIS0009\xfe\x00")
+	for _, it := range items {
+		b = append(b, it...)
+	}
+	return append(b, "\xff\x00\x00\x00\x00\x00\x00\x00\x00"...)
+}
+
+// TestRDBLoadSkipsEmptyKeys: empty collections in dump.rdb (an old Redis
+// bug could save them) are skipped as Redis 7.0 skips them, each named in
+// the log, and the count closes the load's summary line.
+func TestRDBLoadSkipsEmptyKeys(t *testing.T) {
+	dir := t.TempDir()
+	file := rdbFileOf(
+		[]byte("\x02\x06emptys\x00"),    // set, 0 members
+		[]byte("\x04\x06emptyh\x00"),    // hash, 0 fields
+		[]byte("\x00\x04kept\x05value"), // a string
+	)
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServerIn(t, dir, "--appendonly", "no")
+	c := s.client(t, 0)
+	if n, err := c.DBSize(ctxT(t)).Result(); err != nil || n != 1 {
+		t.Fatalf("DBSIZE %d %v, want 1 (the string; the empty set and hash skipped)", n, err)
+	}
+	log := s.log.String()
+	for _, want := range []string{"rdbLoadObject skipping empty key: emptys", "rdbLoadObject skipping empty key: emptyh",
+		"Done loading RDB, keys loaded: 1, keys expired: 0, empty keys skipped: 2."} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logTail(log, 20))
+		}
+	}
+}
+
+// TestRDBLoadCorruptValueStops: a value that fails its integrity check in
+// dump.rdb stops the start with Redis's lines: the reason for its type, the
+// report redis-check-rdb adds (the key and its type) and "Terminating
+// server after rdb file reading failure.", exit status 1.
+func TestRDBLoadCorruptValueStops(t *testing.T) {
+	dir := t.TempDir()
+	file := rdbFileOf(
+		[]byte("\x00\x02ok\x01v"),
+		[]byte("\x0c\x04bad!\x03\x01\x02\x03"), // zset ziplist of 3 bytes: no ziplist
+	)
+	if err := os.WriteFile(filepath.Join(dir, "dump.rdb"), file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(serverBin, "--port", strconv.Itoa(freePort(t)), "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", dir)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the server still runs 20 s after loading a corrupt dump.rdb:\n%s", out)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want status 1", err)
+	}
+	log := string(out)
+	if n := strings.Count(log, "Zset ziplist integrity check failed."); n < 2 {
+		t.Errorf("\"Zset ziplist integrity check failed.\" %d times in the log, want the reason and the check's report:\n%s", n, logTail(log, 12))
+	}
+	for _, want := range []string{"--- RDB ERROR DETECTED ---", "[additional info] Reading key 'bad!'",
+		"[additional info] Reading type 12 (zset-ziplist)", "# Terminating server after rdb file reading failure."} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logTail(log, 12))
+		}
+	}
+	if n := strings.Count(log, "Terminating server after rdb file reading failure."); n != 1 {
+		t.Errorf("\"Terminating server ...\" %d times, want 1", n)
+	}
+}

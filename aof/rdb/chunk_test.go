@@ -126,3 +126,67 @@ func fileKeys(t *testing.T, chunks [][]byte) []byte {
 	slices.Sort(lines)
 	return []byte(strings.Join(lines, "\n"))
 }
+
+// TestRawYieldingSameFile: writing chunks in yieldBytes pieces gives the
+// file (and CRC64) that Raw gives, for chunks shorter than, equal to and
+// several times a piece.
+func TestRawYieldingSameFile(t *testing.T) {
+	for _, n := range []int{0, 1, yieldBytes - 1, yieldBytes, yieldBytes + 1, 3*yieldBytes + 17} {
+		chunk := make([]byte, n)
+		for i := range chunk {
+			chunk[i] = byte(i * 31)
+		}
+		write := func(yielding bool) []byte {
+			var f bytes.Buffer
+			w, err := NewWriter(&f, DefaultOptions(), Header{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := w.Raw
+			if yielding {
+				raw = w.RawYielding
+			}
+			if err := raw(chunk); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return f.Bytes()
+		}
+		if a, b := write(false), write(true); !bytes.Equal(a, b) {
+			t.Fatalf("%d bytes: RawYielding wrote %d bytes, Raw %d (or other bytes)", n, len(b), len(a))
+		}
+	}
+}
+
+// TestCompressedChunkReusable: a chunk the compressor made has the
+// capacity of the one it came from, so once written it serves the next
+// Key's getChunk (size + size/4) instead of being dropped as too small,
+// which made a BGSAVE allocate a new chunk per chunk and start
+// collections on the loops' P.
+func TestCompressedChunkReusable(t *testing.T) {
+	const size = 64 << 10
+	long := []byte(strings.Repeat("abcdefgh", 64)) // LZF shortens it
+	src := getChunk(size + size/4)
+	var marks []strMark
+	opts := DefaultOptions()
+	opts.marks = &marks
+	for len(src) < size {
+		var err error
+		if src, err = AppendKey(src, []byte("k"), -1, &Value{Kind: KindString, Str: long}, &opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(marks) == 0 {
+		t.Fatal("no string marked for compression")
+	}
+	want := cap(src)
+	out := compressMarked(src, marks, true)
+	if len(out) >= size {
+		t.Fatalf("compressed chunk %d bytes, not shorter than the %d raw", len(out), size)
+	}
+	if cap(out) < want {
+		t.Fatalf("compressed chunk cap %d, below its source's %d: getChunk(size+size/4) would drop it", cap(out), want)
+	}
+}

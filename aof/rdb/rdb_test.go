@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/crc64"
 	"math/rand"
 	"os"
 	"slices"
@@ -41,7 +42,7 @@ func TestCRC64CheckValue(t *testing.T) {
 		t.Fatalf("bitwise reference = %#x", got)
 	}
 	rng := rand.New(rand.NewSource(1))
-	for n := 0; n < 300; n += 7 {
+	for n := 0; n < 5000; n += 7 + n/4 {
 		p := make([]byte, n)
 		rng.Read(p)
 		if got, want := CRC64(0, p), crcBitwise(0, p); got != want {
@@ -50,6 +51,10 @@ func TestCRC64CheckValue(t *testing.T) {
 		// Continuation, as Redis's crc64(crc, ...) continues.
 		if got := CRC64(CRC64(0, p[:n/2]), p[n/2:]); got != CRC64(0, p) {
 			t.Fatalf("len %d: split CRC %#x", n, got)
+		}
+		// hash/crc64 over the same table (its own slicing from 2 KiB).
+		if got, want := CRC64(0, p), ^crc64.Update(^uint64(0), jones, p); got != want {
+			t.Fatalf("len %d: CRC64 %#x, hash/crc64 %#x", n, got, want)
 		}
 	}
 }

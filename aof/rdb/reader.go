@@ -16,6 +16,7 @@ type Handler struct {
 	Key       func(e *Entry) error // e is reused: keep its slices, not e
 	Function  func(code string) error
 	ModuleAux func(moduleID uint64, moduleName string) error // skipped data, for the caller to log
+	Empty     func(key []byte)                               // an empty collection skipped (key is reused)
 }
 
 // Summary is what Read reports once the file ended well.
@@ -192,10 +193,16 @@ func read(d *decoder, h *Handler) (*Summary, error) {
 			}
 			v, err := readValue(d, op)
 			if err != nil {
-				return fail(err)
+				if _, ok := err.(*Error); ok {
+					return nil, err
+				}
+				return nil, &Error{Offset: at, Err: err, InValue: true, Type: op, Key: append([]byte(nil), key...)}
 			}
 			if v.empty() {
 				s.Empty++
+				if h.Empty != nil {
+					h.Empty(key)
+				}
 			} else {
 				e.Key, e.Value = key, v
 				if h.Key != nil {

@@ -19,6 +19,10 @@ const (
 // agree; the wrapping error says what.
 var ErrBadStream = errors.New("corrupt stream")
 
+// ErrDuplicateConsumer is a consumer group naming a consumer twice (with
+// ErrBadStream); Redis reports it as "Duplicate stream consumer detected."
+var ErrDuplicateConsumer = errors.New("duplicate stream consumer")
+
 func badStream(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrBadStream}, args...)...)
 }
@@ -238,7 +242,7 @@ func readStreamGroup(d *decoder, t byte, s *Stream) (StreamGroup, error) {
 			return g, err
 		}
 		if _, dup := cnames[string(c.Name)]; dup {
-			return g, badStream("group %q: consumer %q twice", g.Name, c.Name)
+			return g, fmt.Errorf("%w: %w: group %q: consumer %q twice", ErrBadStream, ErrDuplicateConsumer, g.Name, c.Name)
 		}
 		cnames[string(c.Name)] = struct{}{}
 		tm, err := d.le(8)

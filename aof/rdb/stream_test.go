@@ -379,3 +379,16 @@ func TestStreamCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamDuplicateConsumer: a group naming a consumer twice is
+// ErrDuplicateConsumer (Redis's "Duplicate stream consumer detected."),
+// and no other corruption is.
+func TestStreamDuplicateConsumer(t *testing.T) {
+	cases, _ := corruptStreams(t)
+	for name, body := range cases {
+		_, err := DecodeDump(AppendFooter(body))
+		if got, want := errors.Is(err, ErrDuplicateConsumer), name == "consumer twice"; got != want {
+			t.Errorf("%s: errors.Is(%v, ErrDuplicateConsumer) = %v", name, err, got)
+		}
+	}
+}

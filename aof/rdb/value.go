@@ -233,6 +233,11 @@ type Entry struct {
 type Error struct {
 	Offset int64 // of the item that failed, from the start of the input
 	Err    error
+	// InValue: the failure was in the value of Key, of RDB type Type
+	// (what redis-check-rdb reports beside it).
+	InValue bool
+	Type    byte
+	Key     []byte
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("rdb: at offset %d: %v", e.Offset, e.Err) }

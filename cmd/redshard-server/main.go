@@ -125,7 +125,11 @@ func run(argv []string) int {
 	stopProfiles := startProfiles(log)
 	defer stopProfiles()
 	if err := server.Run(cfg, log); err != nil {
-		log.Warningf("%v", err)
+		// One log line per line of the error, each with its prefix (a
+		// failed load reports several, as Redis's rdbReportError does).
+		for _, line := range strings.Split(err.Error(), "\n") {
+			log.Warningf("%s", line)
+		}
 		return 1
 	}
 	return 0
