@@ -67,9 +67,10 @@ package server
 //     (Go's tickets are stateless, with its own lifetime).
 //   - tls-dh-params-file: Go has no finite-field DH; accepted, unused.
 //   - tls-key-file-pass decrypts legacy PEM encryption ("Proc-Type:
-//     4,ENCRYPTED", what `openssl rsa -aes256` writes); an encrypted PKCS#8
-//     key ("ENCRYPTED PRIVATE KEY", OpenSSL 3's default) fails with a clear
-//     message, as Go has no PKCS#8 decryption.
+//     4,ENCRYPTED", what `openssl rsa -aes256` writes) and encrypted PKCS#8
+//     ("ENCRYPTED PRIVATE KEY", OpenSSL 3's default) with PBES2, PBKDF2 and
+//     AES-CBC or DES-EDE3-CBC (pkcs8.go); PBES1 and scrypt are refused by
+//     name.
 //   - tls-cluster is accepted (redshard has no cluster bus).
 
 import (
@@ -384,7 +385,14 @@ func loadKeyPair(certFile, keyFile, pass string) (tls.Certificate, error) {
 	if blk, _ := pem.Decode(keyPEM); blk != nil {
 		switch {
 		case blk.Type == "ENCRYPTED PRIVATE KEY":
-			return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: encrypted PKCS#8 keys are not supported; convert it to a legacy PEM-encrypted key (openssl rsa -aes256 / openssl pkey -traditional) or an unencrypted one", keyFile)
+			if pass == "" {
+				return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: the key is encrypted and tls-key-file-pass is not set", keyFile)
+			}
+			der, err := decryptPKCS8(blk.Bytes, []byte(pass))
+			if err != nil {
+				return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: %v", keyFile, err)
+			}
+			keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 		case x509.IsEncryptedPEMBlock(blk): //nolint:staticcheck // legacy PEM encryption is what tls-key-file-pass meets
 			if pass == "" {
 				return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: the key is encrypted and tls-key-file-pass is not set", keyFile)

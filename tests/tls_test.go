@@ -551,3 +551,26 @@ func TestTLSConfigSetPort(t *testing.T) {
 		t.Fatal("tls-port 0: the TLS port still accepts")
 	}
 }
+
+// TestTLSEncryptedPKCS8Key: the server's key encrypted by OpenSSL as PKCS#8
+// (PBES2, PBKDF2-HMAC-SHA256, AES-256-CBC, OpenSSL 3's default form) is
+// opened with tls-key-file-pass, and mutual TLS works with it.
+func TestTLSEncryptedPKCS8Key(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not installed")
+	}
+	p := newPKI(t)
+	encKey := filepath.Join(p.dir, "server-pkcs8.key")
+	if out, err := exec.Command("openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", p.srvKey,
+		"-passout", "pass:sesame", "-out", encKey).CombinedOutput(); err != nil {
+		t.Fatalf("openssl pkcs8: %v: %s", err, out)
+	}
+	if b, _ := os.ReadFile(encKey); !strings.HasPrefix(string(b), "-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+		t.Fatalf("openssl wrote %q", b)
+	}
+	p.srvKey = encKey
+	_, addr := startTLSServer(t, p, "--tls-key-file-pass", "sesame")
+	if err := tlsPing(addr, p.clientConfig(&p.client)); err != nil {
+		t.Fatal(err)
+	}
+}
