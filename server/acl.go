@@ -11,6 +11,13 @@ package server
 //     user's rules, an immutable *acl.Rules, with one atomic pointer load;
 //     the default all-permissive user stops at its Open flag. A hop to
 //     another shard carries the command already checked: no second check.
+//   - The check builds nothing for the usual command: a one-key command
+//     with no channels is accepted by acl.Rules.AllowsKey from the root
+//     selector (a line it does not accept gets the whole check), and a
+//     command with one simple key spec gives its key span from numbers
+//     copied into Cmd (aclSpan, acl.Rules.CheckSpan). Only the others fill
+//     a KeyRef list, on the stack. TestACLFastPathsAgreeWithGenericCheck
+//     holds the paths to the same answers.
 //   - SETUSER builds new rules and swaps the pointer: a client's next
 //     command sees them, a command already routed runs as checked (as in
 //     Redis, where the check is made once in processCommand).
