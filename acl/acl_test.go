@@ -234,8 +234,12 @@ func TestSplitArgs(t *testing.T) {
 
 // A compiled key pattern matches exactly what Redis's glob does.
 func TestCompiledPatternsMatchAsGlob(t *testing.T) {
-	pats := []string{"app:*", "app:", "*", "", "a*b", "a?*", "x\\*", "[ab]*", "app:**", "k"}
-	keys := []string{"app:", "app:1", "app", "", "a*b", "x*", "k", "kk", "b1", "app:*"}
+	pats := []string{"app:*", "app:", "*", "", "a*b", "a?*", "x\\*", "[ab]*", "app:**", "k",
+		"*:1", "*1", "**1", "*\\1", "*[1]", "a:very:long:prefix:*", "12345678*", "1234567*", "123456789*",
+		"*a*", "\\*", "[^a]*", "[a-c]", "?"}
+	keys := []string{"app:", "app:1", "app", "", "a*b", "x*", "k", "kk", "b1", "app:*", "1", ":1", "x:1",
+		"a:very:long:prefix:", "a:very:long:prefix:k", "a:very:long:prefiX:k", "12345678", "1234567",
+		"123456789", "1234567x9", "*", "a", "b", "d"}
 	for _, p := range pats {
 		s := &Selector{keys: []KeyPattern{{Perm: PermAll, Pattern: p}}}
 		(&Rules{sels: []*Selector{s}}).finish()
@@ -244,6 +248,14 @@ func TestCompiledPatternsMatchAsGlob(t *testing.T) {
 			if got := s.KeyAllowed([]byte(k), KeyAccess); got != want {
 				t.Errorf("pattern %q key %q: %v, glob says %v", p, k, got, want)
 			}
+		}
+	}
+	// The shapes compile to their cheap tests (a slip here would only
+	// cost speed, which the table above cannot see).
+	for p, kind := range map[string]matchKind{"app:*": matchPrefix, "*": matchPrefix, "k": matchExact, "": matchExact,
+		"*.json": matchSuffix, "**": matchGlob, "a*b": matchGlob, "x\\*": matchGlob, "*[a]": matchGlob, "a?*": matchGlob} {
+		if m := compileMatcher(p); m.kind != kind {
+			t.Errorf("pattern %q compiled to kind %d, want %d", p, m.kind, kind)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"encoding/binary"
 	"strings"
 
 	"github.com/redshard/redshard/shard"
@@ -64,27 +65,25 @@ func (s *Selector) KeyAllowed(key []byte, flags KeyFlags) bool {
 	if s.flags&selAllKeys != 0 {
 		return true
 	}
-	need := flags.perm()
+	return s.keyAllowed(key, flags.perm())
+}
+
+func (s *Selector) keyAllowed(key []byte, need Perm) bool {
 	for i := range s.keys {
 		p := &s.keys[i]
 		if p.Perm&need != need {
 			continue
 		}
-		switch p.match {
-		case matchPrefix:
-			// (Redis's "*" matches no empty key; a longer prefix no key
-			// shorter than itself.)
-			if len(key) >= len(p.lit) && len(key) > 0 && string(key[:len(p.lit)]) == string(p.lit) {
+		// The usual case inline: a prefix of up to 8 bytes ("app:*")
+		// and a key of 8 bytes or more is one masked load.
+		if p.m.kind == matchPrefix && len(p.m.lit) <= 8 && len(key) >= 8 {
+			if binary.LittleEndian.Uint64(key)&p.m.mask == p.m.head {
 				return true
 			}
-		case matchExact:
-			if string(key) == string(p.lit) {
-				return true
-			}
-		default:
-			if shard.MatchGlob(p.lit, key, false) {
-				return true
-			}
+			continue
+		}
+		if p.m.match(key) {
+			return true
 		}
 	}
 	return false
@@ -112,6 +111,12 @@ func (s *Selector) CommandAllowed(c *Command, argv [][]byte) bool {
 	if s.flags&selAllCommands != 0 || c.NoAuth || s.bit(c.ID) {
 		return true
 	}
+	return s.firstArgAllowed(c, argv)
+}
+
+// firstArgAllowed: the command is allowed with its first argument
+// (+select|0), Redis's allowed_firstargs.
+func (s *Selector) firstArgAllowed(c *Command, argv [][]byte) bool {
 	args := s.firstArgs[c.ID]
 	if len(args) == 0 || len(argv) < 2 {
 		return false
@@ -137,7 +142,7 @@ func (s *Selector) check(c *Command, argv [][]byte, keys []KeyRef, chans []Chann
 	}
 	if s.flags&selAllKeys == 0 {
 		for _, k := range keys {
-			if !s.KeyAllowed(argv[k.Pos], k.Flags) {
+			if !s.keyAllowed(argv[k.Pos], k.Flags.perm()) {
 				return DeniedKey, k.Pos
 			}
 		}
@@ -171,6 +176,57 @@ func (r *Rules) Check(c *Command, argv [][]byte, keys []KeyRef, chans []ChannelR
 		}
 	}
 	return relevant, last
+}
+
+// CheckSpan is Check for a command whose keys are argv[first], then every
+// step-th argument up to argv[last] (none when last < first), all with the
+// same flags, and whose channels the rules need not see (the command has
+// none, or no selector restricts channels): the keys of most commands,
+// found from their key spec with no KeyRef list to build. first >= 1 when
+// there are keys.
+func (r *Rules) CheckSpan(c *Command, argv [][]byte, first, last, step int, flags KeyFlags) (Result, int) {
+	if r.open {
+		return OK, 0
+	}
+	need := flags.perm()
+	relevant, lastPos := DeniedCmd, 0
+	for _, s := range r.sels {
+		// CommandAllowed, its common part inline.
+		if s.flags&selAllCommands == 0 && !c.NoAuth && !s.bit(c.ID) && !s.firstArgAllowed(c, argv) {
+			// (DeniedCmd at position 0 never displaces what is kept.)
+			continue
+		}
+		if s.flags&selAllKeys != 0 {
+			return OK, 0
+		}
+		denied := 0
+		for i := first; i <= last; i += step {
+			if !s.keyAllowed(argv[i], need) {
+				denied = i
+				break
+			}
+		}
+		if denied == 0 {
+			return OK, 0
+		}
+		if relevant < DeniedKey || denied > lastPos {
+			relevant, lastPos = DeniedKey, denied
+		}
+	}
+	return relevant, lastPos
+}
+
+// AllowsKey is the fast accept of the usual command line, a command with
+// one key and no channels: true when the root selector allows the command
+// and the key with its flags, so Check would answer OK. false decides
+// nothing (another selector may allow it, or a denial must be told): the
+// caller then runs CheckSpan or Check.
+func (r *Rules) AllowsKey(c *Command, key []byte, flags KeyFlags) bool {
+	s := r.sels[0]
+	if s.flags&selAllCommands == 0 && !s.bit(c.ID) {
+		return false
+	}
+	return s.flags&selAllKeys != 0 || s.keyAllowed(key, flags.perm())
 }
 
 // ChannelAllowed is Redis's ACLUserCheckChannelPerm.

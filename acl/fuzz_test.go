@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/redshard/redshard/shard"
 )
 
 // FuzzSetUser: any modifiers never panic, and every user they make is
@@ -69,6 +71,21 @@ func FuzzLoadFile(f *testing.F) {
 		}
 		if again := reg2.FileText(); again != saved {
 			t.Fatalf("saved %q, reloaded %q", saved, again)
+		}
+	})
+}
+
+// FuzzCompiledMatch: a compiled key pattern matches exactly the keys
+// Redis's glob (shard.MatchGlob) matches.
+func FuzzCompiledMatch(f *testing.F) {
+	for _, s := range [][2]string{{"app:*", "app:1"}, {"*", ""}, {"*.json", "a.json"}, {"12345678*", "123456789"},
+		{"k", "k"}, {"a\\*", "a*"}, {"[a-c]*", "b"}, {"a:long:prefix:*", "a:long:prefix:"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pat, key string) {
+		m := compileMatcher(pat)
+		if got, want := m.match([]byte(key)), shard.MatchGlob([]byte(pat), []byte(key), false); got != want {
+			t.Fatalf("pattern %q key %q: compiled %v, glob %v", pat, key, got, want)
 		}
 	})
 }

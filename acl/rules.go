@@ -20,33 +20,9 @@ const (
 type KeyPattern struct {
 	Perm    Perm
 	Pattern string
-	// How finish compiled it: a pattern that is a literal, or a literal
-	// and one final '*', is matched by comparing bytes (the common
-	// "~app:*"); any other goes through the glob matcher.
-	match matchKind
-	lit   []byte
-}
-
-type matchKind uint8
-
-const (
-	matchGlob matchKind = iota
-	matchExact
-	matchPrefix
-)
-
-func compilePattern(p string) (matchKind, []byte) {
-	body, kind := p, matchExact
-	if len(body) > 0 && body[len(body)-1] == '*' {
-		body, kind = body[:len(body)-1], matchPrefix
-	}
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '*', '?', '[', '\\':
-			return matchGlob, []byte(p)
-		}
-	}
-	return kind, []byte(body)
+	// How finish compiled it (match.go): the check never runs the
+	// generic glob for the common shapes.
+	m matcher
 }
 
 const (
@@ -165,7 +141,7 @@ func (r *Rules) finish() {
 		r.needKeys = r.needKeys || s.flags&selAllKeys == 0
 		r.needChans = r.needChans || s.flags&selAllChannels == 0
 		for i := range s.keys {
-			s.keys[i].match, s.keys[i].lit = compilePattern(s.keys[i].Pattern)
+			s.keys[i].m = compileMatcher(s.keys[i].Pattern)
 		}
 	}
 }
@@ -374,7 +350,7 @@ func (s *Selector) noCommands() {
 	s.firstArgs = nil
 }
 
-func (s *Selector) bit(id int) bool { return s.cmds[id/64]&(1<<uint(id%64)) != 0 }
+func (s *Selector) bit(id int) bool { return s.cmds[uint(id)/64]&(1<<(uint(id)%64)) != 0 }
 
 func (s *Selector) setBit(id int, on bool) {
 	if on {

@@ -11,6 +11,13 @@ package server
 //     user's rules, an immutable *acl.Rules, with one atomic pointer load;
 //     the default all-permissive user stops at its Open flag. A hop to
 //     another shard carries the command already checked: no second check.
+//   - The check builds nothing for the usual command: a one-key command
+//     with no channels is accepted by acl.Rules.AllowsKey from the root
+//     selector (a line it does not accept gets the whole check), and a
+//     command with one simple key spec gives its key span from numbers
+//     copied into Cmd (aclSpan, acl.Rules.CheckSpan). Only the others fill
+//     a KeyRef list, on the stack. TestACLFastPathsAgreeWithGenericCheck
+//     holds the paths to the same answers.
 //   - SETUSER builds new rules and swaps the pointer: a client's next
 //     command sees them, a command already routed runs as checked (as in
 //     Redis, where the check is made once in processCommand).
@@ -72,8 +79,14 @@ func (srv *Server) initACL() {
 		c.aclHasKeys = c.meta != nil && commandHasKeys(c)
 		c.aclSimple = c.aclHasKeys && aclSimpleKeys(c)
 		if c.aclSimple {
-			c.aclKF = aclFlags(specFlags(c.meta.KeySpecs[0].Flags))
+			ks := &c.meta.KeySpecs[0]
+			c.aclKF = aclFlags(specFlags(ks.Flags))
+			c.aclFirst, c.aclLastKey, c.aclLimit, c.aclStep = ks.BeginSearchIndex, ks.LastKey, ks.Limit, ks.KeyStep
+			if c.aclStep <= 0 {
+				c.aclStep = 1
+			}
 		}
+		c.aclSet = c.fullName == "set"
 		c.aclSort = c.fullName == "sort" || c.fullName == "sort_ro"
 		switch c.fullName {
 		case "publish", "spublish":
@@ -82,6 +95,9 @@ func (srv *Server) initACL() {
 			c.aclChan = aclChanAll
 		case "psubscribe":
 			c.aclChan = aclChanAllPatterns
+		}
+		if c.aclSimple && c.aclLastKey == 0 && c.aclChan == aclChanNone {
+			c.aclOneKey = c.aclFirst
 		}
 	}
 	srv.acl = acl.NewRegistry(t)
@@ -181,36 +197,38 @@ func aclFlags(f keyFlags) acl.KeyFlags {
 	return out
 }
 
+// aclSpan is where a simple key spec finds its keys in a line of argc
+// arguments: argv[first..last] by aclStep, none when last < first (Redis's
+// getKeysUsingKeySpecs for an index begin-search and a range find-keys).
+func aclSpan(c *Cmd, argc int) (first, last int) {
+	first = c.aclFirst
+	switch {
+	case c.aclLastKey >= 0:
+		last = first + c.aclLastKey
+	case c.aclLimit == 0:
+		last = argc + c.aclLastKey
+	default:
+		last = first + ((argc-first)/c.aclLimit + c.aclLastKey)
+	}
+	if last >= argc || last < first || first >= argc {
+		return 1, 0
+	}
+	return first, last
+}
+
 // aclKeys appends the command's keys with their flags to dst.
 func aclKeys(c *Cmd, argv [][]byte, dst []acl.KeyRef) []acl.KeyRef {
 	if !c.aclHasKeys {
 		return dst
 	}
 	if c.aclSimple {
-		ks := &c.meta.KeySpecs[0]
-		first, argc := ks.BeginSearchIndex, len(argv)
-		var last int
-		switch {
-		case ks.LastKey >= 0:
-			last = first + ks.LastKey
-		case ks.Limit == 0:
-			last = argc + ks.LastKey
-		default:
-			last = first + ((argc-first)/ks.Limit + ks.LastKey)
-		}
-		step := ks.KeyStep
-		if step <= 0 {
-			step = 1
-		}
-		if last >= argc || last < first || first >= argc {
-			return dst
-		}
-		for i := first; i <= last; i += step {
+		first, last := aclSpan(c, len(argv))
+		for i := first; i <= last; i += c.aclStep {
 			dst = append(dst, acl.KeyRef{Pos: i, Flags: c.aclKF})
 		}
 		return dst
 	}
-	if c.fullName == "set" && len(argv) == 3 {
+	if c.aclSet && len(argv) == 3 {
 		return append(dst, acl.KeyRef{Pos: 1, Flags: acl.KeyUpdate})
 	}
 	for _, k := range commandKeys(c, argv) {
@@ -242,6 +260,19 @@ func aclCheckRules(r *acl.Rules, c *Cmd, argv [][]byte) (acl.Result, int) {
 	if c.acl == nil {
 		return acl.OK, 0
 	}
+	// The usual command: keys from its one simple key spec (or SET's
+	// plain form), no channels to check. Its keys need no list.
+	if c.aclChan == aclChanNone || !r.NeedsChannels() {
+		switch {
+		case !r.NeedsKeys() || !c.aclHasKeys:
+			return r.CheckSpan(c.acl, argv, 1, 0, 1, 0)
+		case c.aclSimple:
+			first, last := aclSpan(c, len(argv))
+			return r.CheckSpan(c.acl, argv, first, last, c.aclStep, c.aclKF)
+		case c.aclSet && len(argv) == 3:
+			return r.CheckSpan(c.acl, argv, 1, 1, 1, acl.KeyUpdate)
+		}
+	}
 	var kbuf [8]acl.KeyRef
 	var cbuf [4]acl.ChannelRef
 	keys := kbuf[:0]
@@ -265,6 +296,14 @@ func (cl *Client) aclCheck(c *Cmd, argv [][]byte) string {
 	r := u.Load()
 	if r.Open() {
 		return ""
+	}
+	// The fast accept of a one-key command (SET's plain form too); a
+	// line it does not accept gets the whole check.
+	if c.acl != nil {
+		if k := c.aclOneKey; k > 0 && k < len(argv) && r.AllowsKey(c.acl, argv[k], c.aclKF) ||
+			c.aclSet && len(argv) == 3 && r.AllowsKey(c.acl, argv[1], acl.KeyUpdate) {
+			return ""
+		}
 	}
 	res, pos := aclCheckRules(r, c, argv)
 	if res == acl.OK {

@@ -54,6 +54,16 @@ type Cmd struct {
 	aclKF      acl.KeyFlags
 	aclChan    uint8
 	aclSort    bool // SORT, SORT_RO: BY and GET patterns need every key readable
+	// The simple key spec's numbers, copied here so the check reads no
+	// key spec (aclSpan): first key, last key (relative, or from the end
+	// when negative), step, and limit. aclSet: SET, whose plain
+	// three-argument form is one key with the update flag.
+	aclFirst, aclLastKey, aclStep, aclLimit int
+	aclSet                                  bool
+	// aclOneKey: the argv position of the command's only key when it has
+	// one simple key spec of one key and no channels (GET, INCR, HSET...):
+	// the check's fast accept (acl.Rules.AllowsKey) applies; else 0.
+	aclOneKey int
 }
 
 type cmdFlags uint32

@@ -62,20 +62,26 @@ package server
 //     warning that it can't restrict them.
 //   - tls-prefer-server-ciphers: Go chooses by its own order (it ignores
 //     the client's preference when the server lacks AES hardware); accepted.
-//   - tls-session-caching maps to session tickets on/off;
-//     tls-session-cache-size and tls-session-cache-timeout are accepted
-//     (Go's tickets are stateless, with its own lifetime).
+//   - tls-session-caching maps to session tickets on/off (Go resumes
+//     only from tickets, TLS 1.2's and TLS 1.3's, which it encrypts with
+//     keys of its own making, rotated daily).
+//   - tls-session-cache-timeout: a ticket issued longer ago than that is
+//     not resumed (sessionTimeout); 0 resumes none. Read live.
+//   - tls-session-cache-size is accepted and unused: the server keeps no
+//     sessions, they travel in the tickets.
 //   - tls-dh-params-file: Go has no finite-field DH; accepted, unused.
 //   - tls-key-file-pass decrypts legacy PEM encryption ("Proc-Type:
-//     4,ENCRYPTED", what `openssl rsa -aes256` writes); an encrypted PKCS#8
-//     key ("ENCRYPTED PRIVATE KEY", OpenSSL 3's default) fails with a clear
-//     message, as Go has no PKCS#8 decryption.
+//     4,ENCRYPTED", what `openssl rsa -aes256` writes) and encrypted PKCS#8
+//     ("ENCRYPTED PRIVATE KEY", OpenSSL 3's default) with PBES2, PBKDF2 and
+//     AES-CBC or DES-EDE3-CBC (pkcs8.go); PBES1 and scrypt are refused by
+//     name.
 //   - tls-cluster is accepted (redshard has no cluster bus).
 
 import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -249,6 +255,7 @@ func buildTLSConfigs(c *Config, log *Logger) (*tls.Config, *tls.Config, error) {
 		SessionTicketsDisabled:      !c.tlsSessionCaching.Load(),
 		DynamicRecordSizingDisabled: true, // replies go out whole, in full records
 	}
+	sessionTimeout(sc, c)
 	switch auth {
 	case "yes":
 		sc.ClientAuth = tls.RequireAndVerifyClientCert
@@ -269,6 +276,45 @@ func buildTLSConfigs(c *Config, log *Logger) (*tls.Config, *tls.Config, error) {
 		cc.Certificates = []tls.Certificate{ccert}
 	}
 	return sc, cc, nil
+}
+
+// sessionTimeout makes sc refuse to resume from a ticket older than
+// tls-session-cache-timeout (OpenSSL's SSL_CTX_set_timeout, which Redis
+// sets from it): the connection then makes a full handshake. Go's own limit
+// is 7 days. crypto/tls does not export a session's creation time, so it is
+// read from the session's serialized form (sessionCreatedAt). A ticket is
+// judged by when it was issued: TLS 1.2 keeps the first issue time when it
+// re-issues a ticket on resumption, TLS 1.3 issues a new one.
+func sessionTimeout(sc *tls.Config, c *Config) {
+	sc.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
+		ss, err := sc.DecryptTicket(identity, cs)
+		if err != nil || ss == nil {
+			return nil, nil // not ours, or not readable: a full handshake
+		}
+		created, ok := sessionCreatedAt(ss)
+		now := time.Now().Unix()
+		if !ok || created <= 0 || created > now+60 {
+			return nil, nil // not a time: never resume what can't be judged
+		}
+		// Whole seconds, as the ticket has them: a ticket of timeout
+		// seconds or less is resumed.
+		if to := c.tlsSessionCacheTO.Load(); to == 0 || now-created > to {
+			return nil, nil
+		}
+		return ss, nil
+	}
+}
+
+// sessionCreatedAt is a session's creation time (Unix seconds), from the
+// start of SessionState.Bytes: version uint16, type uint8, cipher suite
+// uint16, created_at uint64, big endian. Go keeps that layout (new fields go
+// at the end) so that tickets stay readable across its versions.
+func sessionCreatedAt(ss *tls.SessionState) (int64, bool) {
+	b, err := ss.Bytes()
+	if err != nil || len(b) < 13 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(b[5:13])), true
 }
 
 // parseTLSProtocols maps tls-protocols to a version range; Redis's default
@@ -384,7 +430,14 @@ func loadKeyPair(certFile, keyFile, pass string) (tls.Certificate, error) {
 	if blk, _ := pem.Decode(keyPEM); blk != nil {
 		switch {
 		case blk.Type == "ENCRYPTED PRIVATE KEY":
-			return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: encrypted PKCS#8 keys are not supported; convert it to a legacy PEM-encrypted key (openssl rsa -aes256 / openssl pkey -traditional) or an unencrypted one", keyFile)
+			if pass == "" {
+				return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: the key is encrypted and tls-key-file-pass is not set", keyFile)
+			}
+			der, err := decryptPKCS8(blk.Bytes, []byte(pass))
+			if err != nil {
+				return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: %v", keyFile, err)
+			}
+			keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 		case x509.IsEncryptedPEMBlock(blk): //nolint:staticcheck // legacy PEM encryption is what tls-key-file-pass meets
 			if pass == "" {
 				return tls.Certificate{}, fmt.Errorf("Failed to load private key: %s: the key is encrypted and tls-key-file-pass is not set", keyFile)

@@ -55,10 +55,10 @@ func TestTLSCiphersMapOpenSSLNames(t *testing.T) {
 	}
 }
 
-func TestTLSEncryptedPKCS8KeyIsRefusedClearly(t *testing.T) {
+// A malformed encrypted PKCS#8 key is refused with the file and the cause.
+func TestTLSMalformedEncryptedPKCS8KeyIsRefusedClearly(t *testing.T) {
 	dir := t.TempDir()
 	key := filepath.Join(dir, "k.pem")
-	// The header is all loadKeyPair looks at before it refuses.
 	if err := os.WriteFile(key, []byte("-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestTLSEncryptedPKCS8KeyIsRefusedClearly(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := loadKeyPair(cert, key, "pass")
-	if err == nil || !strings.Contains(err.Error(), "encrypted PKCS#8 keys are not supported") {
+	if err == nil || !strings.Contains(err.Error(), "malformed encrypted PKCS#8 key") || !strings.Contains(err.Error(), key) {
 		t.Fatalf("encrypted PKCS#8 key: err %v", err)
 	}
 }

@@ -551,3 +551,85 @@ func TestTLSConfigSetPort(t *testing.T) {
 		t.Fatal("tls-port 0: the TLS port still accepts")
 	}
 }
+
+// TestTLSEncryptedPKCS8Key: the server's key encrypted by OpenSSL as PKCS#8
+// (PBES2, PBKDF2-HMAC-SHA256, AES-256-CBC, OpenSSL 3's default form) is
+// opened with tls-key-file-pass, and mutual TLS works with it.
+func TestTLSEncryptedPKCS8Key(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not installed")
+	}
+	p := newPKI(t)
+	encKey := filepath.Join(p.dir, "server-pkcs8.key")
+	if out, err := exec.Command("openssl", "pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", p.srvKey,
+		"-passout", "pass:sesame", "-out", encKey).CombinedOutput(); err != nil {
+		t.Fatalf("openssl pkcs8: %v: %s", err, out)
+	}
+	if b, _ := os.ReadFile(encKey); !strings.HasPrefix(string(b), "-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+		t.Fatalf("openssl wrote %q", b)
+	}
+	p.srvKey = encKey
+	_, addr := startTLSServer(t, p, "--tls-key-file-pass", "sesame")
+	if err := tlsPing(addr, p.clientConfig(&p.client)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tlsResumes dials with the client configuration (its session cache), runs
+// a PING (which also reads a TLS 1.3 ticket) and reports whether the
+// handshake resumed a session.
+func tlsResumes(t *testing.T, addr string, cfg *tls.Config) bool {
+	t.Helper()
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		t.Fatalf("tls dial: %v", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(resp("PING"))); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING: %q %v", line, err)
+	}
+	return c.ConnectionState().DidResume
+}
+
+// TestTLSSessionResumption: a client resumes its session (TLS 1.2 and 1.3)
+// while the ticket is no older than tls-session-cache-timeout, and makes a
+// full handshake after; tls-session-caching no resumes none.
+func TestTLSSessionResumption(t *testing.T) {
+	p := newPKI(t)
+	s, addr := startTLSServer(t, p, "--tls-session-cache-timeout", "2")
+	clients := map[string]*tls.Config{}
+	for name, v := range map[string]uint16{"TLS 1.2": tls.VersionTLS12, "TLS 1.3": tls.VersionTLS13} {
+		cfg := p.clientConfig(&p.client)
+		cfg.MinVersion, cfg.MaxVersion = v, v
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+		clients[name] = cfg
+		if tlsResumes(t, addr, cfg) {
+			t.Fatalf("%s: the first connection resumed", name)
+		}
+		if !tlsResumes(t, addr, cfg) {
+			t.Fatalf("%s: the second connection did not resume", name)
+		}
+	}
+	time.Sleep(3500 * time.Millisecond)
+	for name, cfg := range clients {
+		if tlsResumes(t, addr, cfg) {
+			t.Errorf("%s: resumed a session older than tls-session-cache-timeout", name)
+		}
+		if !tlsResumes(t, addr, cfg) {
+			t.Errorf("%s: the ticket of the full handshake did not resume", name)
+		}
+	}
+	if got := s.client(t, 2).Do(ctxT(t), "CONFIG", "SET", "tls-session-caching", "no").Err(); got != nil {
+		t.Fatal(got)
+	}
+	for name, cfg := range clients {
+		tlsResumes(t, addr, cfg)
+		if tlsResumes(t, addr, cfg) {
+			t.Errorf("%s: resumed with tls-session-caching no", name)
+		}
+	}
+}
