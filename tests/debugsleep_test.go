@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,4 +44,39 @@ func TestDebugSleepStopsEveryLoop(t *testing.T) {
 		}
 		sleeper.expect(sleep[1])
 	}
+}
+
+// A replica in its handshake times out when the master stops in DEBUG
+// SLEEP, as Redis's replication test "Slave is able to detect timeout
+// during handshake" expects: the master, waiting to start a disk-less sync
+// (repl-diskless-sync-delay), keeps the replica's link alive with a newline
+// a second from loop 0's cron, and a sleeping master sends none, whichever
+// loop the sleeping client is on. The replica says Redis's words.
+func TestReplicaHandshakeTimesOutWhileMasterSleeps(t *testing.T) {
+	master := startServer(t, "--shards", "4", "--enable-debug-command", "yes",
+		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "1000")
+	replica := startServer(t, "--shards", "2", "--repl-timeout", "2")
+	ctx := ctxT(t)
+	rc := replica.client(t, 2)
+	host, port, _ := net.SplitHostPort(master.Addr)
+	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the replica's handshake", func() bool {
+		role, _ := rc.Do(ctx, "ROLE").Slice()
+		return len(role) == 5 && role[3] == "handshake"
+	})
+	// A newline a second keeps the link alive past repl-timeout until the
+	// master sleeps.
+	time.Sleep(2500 * time.Millisecond)
+	const timeout = "Timeout connecting to the MASTER..."
+	if strings.Contains(replica.log.String(), timeout) {
+		t.Fatalf("the handshake timed out before the master slept:\n%s", logTail(replica.log.String(), 20))
+	}
+	sleeper := master.raw(t)
+	sleeper.write(resp("debug", "sleep", "3"))
+	waitFor(t, "the replica's handshake timeout", func() bool {
+		return strings.Contains(replica.log.String(), timeout)
+	})
+	sleeper.expect("+OK\r\n")
 }
