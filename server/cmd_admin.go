@@ -10,10 +10,11 @@ package server
 //     with every loop parked, so they may read every loop's clients and
 //     counters and every shard;
 //   - COMMAND and its subcommands read only the static command table;
-//   - DEBUG OBJECT key runs on the key's shard (debugKeys); DEBUG LOADAOF
-//     and a CONFIG SET of appendonly run with every loop parked
-//     (allShardsIf); the other DEBUG subcommands have no key and run at
-//     home.
+//   - DEBUG OBJECT key runs on the key's shard (debugKeys); DEBUG LOADAOF,
+//     RELOAD, DIGEST, DIGEST-VALUE, POPULATE, SLEEP (which so stops the
+//     whole server, debugSleep) and a CONFIG SET of appendonly run with
+//     every loop parked (allShardsIf); the other DEBUG subcommands have no
+//     key and run at home.
 
 import (
 	"fmt"
@@ -1315,13 +1316,15 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 // DEBUG
 // ---------------------------------------------------------------------------
 
-// debugAllShards routes DEBUG LOADAOF to every shard.
+// debugAllShards routes DEBUG LOADAOF, RELOAD, DIGEST, DIGEST-VALUE,
+// POPULATE and SLEEP (debugSleep) over every shard.
 func debugAllShards(argv [][]byte) bool {
 	if len(argv) < 2 {
 		return false
 	}
 	sub := argv[1]
 	return (len(argv) == 2 && shard.EqualFold(sub, "loadaof")) || shard.EqualFold(sub, "reload") ||
+		(len(argv) == 3 && shard.EqualFold(sub, "sleep")) ||
 		(len(argv) == 2 && shard.EqualFold(sub, "digest")) || shard.EqualFold(sub, "digest-value") ||
 		(len(argv) >= 3 && len(argv) <= 5 && shard.EqualFold(sub, "populate"))
 }
@@ -1491,11 +1494,7 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		x.srv.log.Warningf("DEBUG LOG: %s", argv[2])
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "sleep"):
-		secs := cStrtod(argv[2])
-		if d := time.Duration(secs * float64(time.Second)); d > 0 {
-			time.Sleep(d)
-		}
-		x.OK()
+		debugSleep(x, argv[2])
 	case len(argv) == 3 && shard.EqualFold(sub, "aof-flush-sleep"):
 		// Microseconds the log's writer sleeps before each write; kept by
 		// the server so that a log opened later gets it too.
@@ -1538,6 +1537,71 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	default:
 		subcommandSyntaxError(x, argv)
 	}
+}
+
+// debugSleep is DEBUG SLEEP <seconds>: the whole server stops for that
+// long, as Redis's one thread does in nanosleep. Redis's tests rely on it:
+// a master that sends no newline lets a replica's handshake time out, a
+// MIGRATE target that answers nothing times the MIGRATE out, a pipeline
+// sent meanwhile is read at once when the server wakes up.
+//
+// How. debugAllShards routes it over every shard, so it runs as a
+// cross-shard transaction (dispatch.go): the chain of tasks parks loops 0
+// to N-2 in ascending order, and the last loop, the executor, sleeps here.
+// With one shard it runs inline on the only loop. No loop runs a command of
+// any client, nor its cron (expiry, blocked clients' timeouts, loop 0's
+// replCron with its PINGs and newlines to replicas), until the executor
+// releases them; input waits in the sockets, as Redis's does, and is read
+// when they go on. DEBUG SLEEP 0 parks and releases every loop too: it
+// pauses nothing, and serves as a barrier. Inside MULTI it makes EXEC's
+// mask every shard (multi.go), so the EXEC is that transaction.
+//
+// What goes on meanwhile, as Redis's kernel buffers and sockets would: the
+// log's writer writes and syncs what was submitted before, replicas'
+// sender goroutines stream it, a replica's link goroutine reads the
+// master's stream until its chunks in flight to loop 0 are all queued
+// (and sends its REPLCONF ACKs, of an offset that does not move), gnet
+// accepts connections and queues them to the loops, TLS handshakes finish
+// in their own goroutines.
+//
+// Why no deadlock can form. The executor waits for nothing but the clock
+// (or the server stopping), so no cycle of waiting goes through it; all
+// that waits for a parked loop only waits longer:
+//   - a loop whose client has a hop or transaction out never waits for it:
+//     the client's parsing pauses, the loop goes on and is parked like any
+//     other; the hop's task waits in its target's queue and its replies in
+//     the home loop's until the release;
+//   - a blocked client holds no loop, only a waiter on its keys' shards;
+//     the push that serves it and its timeout run after the release;
+//   - a running script, and a MULTI ... EXEC or multi-key command with
+//     shards taken, hold their loops without waiting for anything but
+//     loops of higher shards; DEBUG SLEEP's chain takes every shard in the
+//     same ascending order, so it waits for them at the first of their
+//     loops it reaches and they never wait for it (the transaction rule of
+//     dispatch.go). A script past busy-reply-threshold makes DEBUG SLEEP
+//     -BUSY, as in Redis, since DEBUG may not run while busy; the busy
+//     watchdog serves only the loops a busy script holds, and DEBUG LOADAOF's,
+//     never those parked here;
+//   - the log's writer never waits for a loop: it tells the loops of
+//     durable positions by tasks (wakeHeld), which wait in their queues;
+//   - gnet's Enroll of an accepted or TLS socket returns at once; the
+//     registration is a task of the loop;
+//   - the goroutines that run something on loop 0 or on every loop (the
+//     replica link's onLoop0, the parkAll of BGSAVE's or a rewrite's cut, a
+//     full sync, FAILOVER) queue behind this transaction and hold nothing a
+//     parked loop or the executor needs.
+func debugSleep(x *Exec, arg []byte) {
+	if d := time.Duration(cStrtod(arg) * float64(time.Second)); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-x.srv.stopCh:
+			// Shutting down: the parked loops are leaving their park
+			// already (dispatch.go); nothing is left to hold.
+			t.Stop()
+		}
+	}
+	x.OK()
 }
 
 // debugProtocol is DEBUG PROTOCOL <type>: a sample reply of each RESP type.

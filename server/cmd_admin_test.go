@@ -700,13 +700,17 @@ func TestDebugCommand(t *testing.T) {
 	if time.Since(start) < 50*time.Millisecond {
 		t.Errorf("DEBUG SLEEP did not sleep")
 	}
-	// DEBUG OBJECT routes to the key's shard; the rest stays at home.
+	// DEBUG OBJECT routes to the key's shard; DEBUG SLEEP takes every
+	// shard (it stops the whole server); the rest stays at home.
 	c := srv.cmds["debug"]
 	if t1, m := cl.placement(c, [][]byte{[]byte("debug"), []byte("object"), []byte("a")}); m != 0 || t1 != shard.ShardOf([]byte("a"), 4) {
 		t.Errorf("DEBUG OBJECT placement %d %d", t1, m)
 	}
-	if t1, m := cl.placement(c, [][]byte{[]byte("debug"), []byte("sleep"), []byte("0")}); m != 0 || t1 != -1 {
-		t.Errorf("DEBUG SLEEP placement %d %d", t1, m)
+	if t1, m := cl.placement(c, [][]byte{[]byte("debug"), []byte("sleep"), []byte("0")}); m != 0xf || t1 != -1 {
+		t.Errorf("DEBUG SLEEP placement %d %#x", t1, m)
+	}
+	if t1, m := cl.placement(c, [][]byte{[]byte("debug"), []byte("log"), []byte("x")}); m != 0 || t1 != -1 {
+		t.Errorf("DEBUG LOG placement %d %#x", t1, m)
 	}
 }
 

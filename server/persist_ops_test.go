@@ -23,7 +23,10 @@ func TestAllShardsIfPlacement(t *testing.T) {
 	}{
 		{[]string{"debug", "loadaof"}, -1, 0xf},
 		{[]string{"DEBUG", "LoadAOF"}, -1, 0xf},
-		{[]string{"debug", "sleep", "0"}, -1, 0},
+		{[]string{"debug", "sleep", "0"}, -1, 0xf},
+		{[]string{"DEBUG", "Sleep", "1.5"}, -1, 0xf},
+		{[]string{"debug", "sleep"}, -1, 0},
+		{[]string{"debug", "set-active-expire", "0"}, -1, 0},
 		{[]string{"config", "set", "appendonly", "no"}, -1, 0xf},
 		{[]string{"config", "set", "hz", "10", "APPENDONLY", "no"}, -1, 0xf},
 		{[]string{"config", "set", "hz", "10"}, -1, 0},

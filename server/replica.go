@@ -597,7 +597,10 @@ func readReplyLine(br *bufio.Reader) (string, error) {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				return "", errors.New("Error reading from MASTER: line too long")
 			}
-			return "", fmt.Errorf("Error reading from MASTER: %v", err)
+			// %w: a read past repl-timeout is told apart (isTimeout), so
+			// the handshake's reads say Redis's "Timeout connecting to the
+			// MASTER..." (a master stopped by DEBUG SLEEP sends no newline).
+			return "", fmt.Errorf("Error reading from MASTER: %w", err)
 		}
 		s := strings.TrimRight(string(line), "\r\n")
 		if s != "" {
@@ -611,7 +614,7 @@ func replHandshake(br *bufio.Reader, w io.Writer, h replHello, log *Logger) (psy
 	var res psyncReply
 	send := func(args ...string) (string, error) {
 		if _, err := w.Write(appendCommand(nil, args...)); err != nil {
-			return "", fmt.Errorf("Error writing to MASTER: %v", err)
+			return "", fmt.Errorf("Error writing to MASTER: %w", err)
 		}
 		return readReplyLine(br)
 	}

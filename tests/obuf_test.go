@@ -40,8 +40,8 @@ func TestObufLimitStopsPipelineAcrossShards(t *testing.T) {
 		}
 		pipe.WriteString(resp("set", after[i], "1"))
 	}
-	// Let the whole pipeline arrive while the client's loop is busy, so
-	// that it is processed as one batch, as in Redis's test.
+	// Let the whole pipeline arrive while the server sleeps, so that it is
+	// processed as one batch, as in Redis's test.
 	sleeper := s.raw(t)
 	sleeper.write(resp("debug", "sleep", "0.2"))
 	time.Sleep(20 * time.Millisecond)
@@ -102,12 +102,15 @@ func TestObufLimitStopsHugeReply(t *testing.T) {
 
 // A client closed for its output buffer limit while a command of its runs
 // on another shard gets nothing when that command's reply comes back. The
-// other shard's loop is held by DEBUG SLEEP, and a publication to the
+// other shard's loop alone is held (DEBUG SLEEP stops every loop, so the
+// reply-write failpoint's sleep holds it: the sleeper's own reply to the
+// failpoint's SET waits in it, on its loop), and a publication to the
 // client (subscribed in RESP3) passes the pubsub class's hard limit
 // meanwhile. Connections go to the loops in turn (round robin), so the
 // test finds the loop of the sleeping connection by which shard stalls.
 func TestObufKillDropsRepliesOfRunOnOtherShard(t *testing.T) {
-	s := startServer(t, "--shards", "4", "--enable-debug-command", "yes")
+	s := startServer(t, "--shards", "4", "--enable-failpoints", "yes")
+	hold := resp("debug", "failpoint", "set", "reply-write", "sleep", "500", "COUNT", "1")
 	keys := spreadKeys("k", 4, 1) // keys[i] is on shard i
 	// Open the connections one by one: loops b, b+1, b+2, b+3 (mod 4).
 	conns := make([]*rawConn, 4)
@@ -122,7 +125,7 @@ func TestObufKillDropsRepliesOfRunOnOtherShard(t *testing.T) {
 	}
 	// Which shard sleeps? probe (loop b+3) asks each shard in turn; the one
 	// that does not answer at once is loop b+1's.
-	sleeper.write(resp("debug", "sleep", "0.5"))
+	sleeper.write(hold)
 	time.Sleep(20 * time.Millisecond)
 	asleep := -1
 	for i, k := range keys {
@@ -136,7 +139,7 @@ func TestObufKillDropsRepliesOfRunOnOtherShard(t *testing.T) {
 		probe.expect("$1\r\nv\r\n")
 	}
 	if asleep < 0 {
-		t.Fatal("no shard was held by DEBUG SLEEP")
+		t.Fatal("no shard was held by the failpoint's sleep")
 	}
 	probe.expect("$1\r\nv\r\n")
 	sleeper.expect("+OK\r\n")
@@ -146,7 +149,7 @@ func TestObufKillDropsRepliesOfRunOnOtherShard(t *testing.T) {
 	p.do(resp("subscribe", "ch"), ">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n")
 
 	// Hold loop b+1, have p's GET wait there, and overflow p meanwhile.
-	sleeper.write(resp("debug", "sleep", "0.5"))
+	sleeper.write(hold)
 	time.Sleep(20 * time.Millisecond)
 	p.write(resp("get", keys[asleep]))
 	time.Sleep(20 * time.Millisecond)
