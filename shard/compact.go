@@ -34,8 +34,9 @@ import (
 // every entry finds every live slot that was there when it passed; a key
 // that SWAPDB carried to a database the pass had already walked is found by
 // the next pass. Should a pass move nothing while pages remain evacuating,
-// something outside the entries holds their slots: the run ends, those pages
-// stay (never reused, released once freed), and nothing is corrupted.
+// something outside the entries holds their slots (the second such pass
+// in a row, since a SWAPDB may hide keys from one): the run ends, those
+// pages stay (never reused, released once freed), and nothing is corrupted.
 //
 // Slices from Slab.Bytes held across a step would see a moved key's old
 // slot: no command keeps one past its own run, and the step runs between
@@ -49,6 +50,7 @@ type compaction struct {
 	slot   int32 // and slot in it
 	moved  int   // allocations moved by the current pass
 	passes int   // passes begun in this run
+	idle   int   // passes in a row, just ended, that moved nothing
 	cands  []int // scratch for evacuate, kept to make no garbage per cron tick
 
 	// Totals, ever (MEMORY MALLOC-STATS).
@@ -92,7 +94,7 @@ func (s *Slab) planCompaction() bool {
 	}
 	s.evacuate(best, true)
 	s.cmp.active, s.cmp.class = true, best
-	s.cmp.db, s.cmp.slot, s.cmp.moved, s.cmp.passes = 0, 0, 0, 0
+	s.cmp.db, s.cmp.slot, s.cmp.moved, s.cmp.passes, s.cmp.idle = 0, 0, 0, 0, 0
 	s.cmp.runs++
 	return true
 }
@@ -198,8 +200,15 @@ func (s *Shard) CompactStep(budget time.Duration) bool {
 			return false
 		}
 		if cm.db >= len(s.DBs) {
-			// A pass is over and pages are still being evacuated.
-			if cm.passes > 0 && cm.moved == 0 {
+			// A pass is over and pages are still being evacuated. Two
+			// passes in a row that moved nothing (one could have missed
+			// keys SWAPDB carried behind it) mean no entry holds the rest.
+			if cm.moved == 0 {
+				cm.idle++
+			} else {
+				cm.idle = 0
+			}
+			if cm.idle >= 2 {
 				sl.endCompaction() // see the top of the file: nothing is lost
 				return false
 			}

@@ -380,3 +380,47 @@ func FuzzCompaction(f *testing.F) {
 		runCompactionModel(t, seed, int(ops%4000))
 	})
 }
+
+// An allocation no entry holds cannot be moved: the run ends after two
+// passes that moved nothing, its page stays (never handed out again) and
+// its bytes are intact; the page goes when the allocation is freed.
+func TestCompactionLeavesWhatNoEntryHolds(t *testing.T) {
+	sh := New(0, 1)
+	db := sh.DBs[0]
+	var hidden Handle
+	for i := 0; i < 6000; i++ {
+		if i == 100 {
+			hidden = sh.Slab.Alloc(2000)
+			copy(sh.Slab.Bytes(hidden, 2000), valueOf(-1, 2000))
+		}
+		db.SetStr([]byte(fmt.Sprintf("k%d", i)), valueOf(i, 2000), false)
+	}
+	for i := 0; i < 6000; i++ {
+		if i%8 != 0 {
+			db.DeleteKey([]byte(fmt.Sprintf("k%d", i)))
+		}
+	}
+	compactAll(t, sh, 1000)
+	sc := &sh.Slab.classes[sizeToClass(2000)]
+	if p := hidden.page(); sc.state[p] != pageEvacuating || sc.live[p] != 1 {
+		t.Fatalf("the page of the allocation no entry holds: state %d, live %d", sc.state[p], sc.live[p])
+	}
+	if !bytes.Equal(sh.Slab.Bytes(hidden, 2000), valueOf(-1, 2000)) {
+		t.Fatal("the allocation no entry holds lost its bytes")
+	}
+	for i := 0; i < 6000; i += 8 {
+		if slot := db.Lookup([]byte(fmt.Sprintf("k%d", i))); slot < 0 || !bytes.Equal(db.Str(slot), valueOf(i, 2000)) {
+			t.Fatalf("k%d lost its value", i)
+		}
+	}
+	for i := 0; i < 3000; i++ { // new keys never land in the page left evacuating
+		h := sh.Slab.Alloc(2000)
+		if h.page() == hidden.page() {
+			t.Fatal("a slot of an evacuating page was handed out")
+		}
+	}
+	sh.Slab.Free(hidden, 2000)
+	if p := hidden.page(); sc.state[p] != pageReleased {
+		t.Fatalf("page state %d after its last allocation was freed", sc.state[p])
+	}
+}

@@ -247,7 +247,8 @@ func (s *Slab) releasePage(sc *slabClass, page int) {
 }
 
 // Bytes returns the n bytes of an allocation. The slice aliases slab memory:
-// it is valid until the allocation is freed, and writes go to the slab.
+// it is valid until the allocation is freed or moved (compaction moves live
+// allocations between requests, compact.go), and writes go to the slab.
 func (s *Slab) Bytes(h Handle, n int) []byte {
 	c, page, off := h.parts()
 	if c == hugeClass {
