@@ -41,6 +41,10 @@ func (srv *Server) startBackground() {
 	}()
 }
 
+// compactBudget is the time a cron tick gives slab compaction: at the
+// default hz 10, 1% of a core while a run is under way, nothing otherwise.
+const compactBudget = time.Millisecond
+
 // releaseMemory returns the memory of flushed keys to the OS: a collection
 // and a scavenge, off the loops, at most one at a time (FLUSHALL on every
 // shard calls it once per shard). Without it the Go heap keeps the freed
@@ -55,6 +59,49 @@ func (srv *Server) releaseMemory() {
 		debug.FreeOSMemory()
 		srv.freeing.Store(false)
 	}()
+}
+
+// heapMark is where a loop's shard stood on the Go heap when it last asked
+// for a collection: the largest object memory seen since, and the slab's
+// bytes of pages released to the heap.
+type heapMark struct {
+	objPeak, slabReleased int64
+}
+
+// gcFreedTrigger is how much a shard must have left to the Go heap (values
+// deleted, slab pages compaction released) before its cron asks for a
+// collection.
+const gcFreedTrigger = 8 << 20
+
+// maybeCollect asks for a garbage collection once the shard has left
+// gcFreedTrigger bytes to the Go heap since the last one it asked for.
+//
+// Under load the collector runs often enough on its own (GOGC 25); after a
+// delete on a quiet server it would wait for the runtime's two-minute
+// forced collection, and until a collection has run freed memory is not
+// free. The collection runs concurrently, off the loops; the heap goal it
+// leaves is lower, and the runtime's background scavenger gives the pages
+// above it back to the OS at its own pace (about 1% of a CPU), which is
+// why this is not debug.FreeOSMemory: that one scavenges everything at
+// once, holding up every allocation meanwhile.
+func (l *Loop) maybeCollect() {
+	obj, rel := l.sh.ObjMemory(), l.sh.Slab.HeapReleased()
+	m := &l.gcMark
+	if rel < m.slabReleased { // a new slab (FLUSHALL, a full sync)
+		m.slabReleased = rel
+	}
+	m.objPeak = max(m.objPeak, obj)
+	if m.objPeak-obj+rel-m.slabReleased < gcFreedTrigger {
+		return
+	}
+	m.objPeak, m.slabReleased = obj, rel
+	srv := l.srv
+	if srv.collecting.CompareAndSwap(false, true) {
+		go func() {
+			runtime.GC()
+			srv.collecting.Store(false)
+		}()
+	}
 }
 
 // cron runs on the loop.
@@ -96,6 +143,14 @@ func (l *Loop) cron() {
 	if l.srv.shardBudget.Load() != 0 && !l.srv.replIgnoresMaxmemory() {
 		l.makeRoom(1 << uint(l.id)) // maxmemory lowered while no write came
 	}
+	// Slab compaction (shard/compact.go): pages that deletes left sparse
+	// go back to the OS, a millisecond per cron tick at most, so RSS
+	// follows the live data rather than its high-water mark. Redis names
+	// the latency event of its active defrag so.
+	t0 := time.Now()
+	l.sh.CompactStep(compactBudget)
+	l.srv.addLatency("active-defrag-cycle", time.Since(t0)) // latency.go
+	l.maybeCollect()
 	l.trackCron() // tracking-table-max-keys, the expiry's invalidations (tracking.go)
 	everySec := l.timeoutCheck.Before(now)
 	l.clientMemCron(now, everySec) // query buffers, replies gnet has sent since (clientmem.go)

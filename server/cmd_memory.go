@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 )
@@ -15,7 +17,7 @@ var memoryServerCommands = []serverCmd{
 	{name: "memory|stats", exec: cmdMemoryStats, allShards: true},
 	{name: "memory|doctor", exec: cmdMemoryDoctor, allShards: true},
 	{name: "memory|purge", exec: cmdMemoryPurge},
-	{name: "memory|malloc-stats", exec: cmdMemoryMallocStats},
+	{name: "memory|malloc-stats", exec: cmdMemoryMallocStats, allShards: true},
 	{name: "memory|help", exec: cmdMemoryHelp},
 }
 
@@ -145,8 +147,56 @@ func cmdMemoryPurge(x *Exec, argv [][]byte) {
 	x.OK()
 }
 
+// cmdMemoryMallocStats reports what redshard's allocators hold, as Redis
+// reports jemalloc's: the Go runtime's memory classes (runtime/metrics) and
+// each shard's slab, class by class, with compaction's totals (shard/compact.go).
+// It runs with every loop parked.
 func cmdMemoryMallocStats(x *Exec, argv [][]byte) {
-	x.Verbatim([]byte("Stats not supported for the current allocator"))
+	x.Verbatim([]byte(mallocStats(x.srv)))
+}
+
+// mallocStatsMetrics are the Go runtime's figures MEMORY MALLOC-STATS shows.
+var mallocStatsMetrics = []string{
+	"/memory/classes/total:bytes",
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/unused:bytes",
+	"/memory/classes/heap/free:bytes",
+	"/memory/classes/heap/released:bytes",
+	"/memory/classes/heap/stacks:bytes",
+	"/memory/classes/metadata/other:bytes",
+	"/memory/classes/other:bytes",
+	"/gc/heap/goal:bytes",
+	"/gc/gomemlimit:bytes",
+	"/gc/cycles/total:gc-cycles",
+}
+
+func mallocStats(srv *Server) string {
+	var b strings.Builder
+	samples := make([]metrics.Sample, len(mallocStatsMetrics))
+	for i, n := range mallocStatsMetrics {
+		samples[i].Name = n
+	}
+	metrics.Read(samples)
+	b.WriteString("# Go runtime (runtime/metrics)\n")
+	for _, s := range samples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			fmt.Fprintf(&b, "%s %d\n", s.Name, s.Value.Uint64())
+		}
+	}
+	for _, sh := range srv.shards {
+		st := sh.Slab.Stats()
+		fmt.Fprintf(&b, "# shard %d slab\nused %d\nreserved %d\nhuge %d\ncompaction_runs %d\ncompaction_moved %d\ncompaction_released %d\ncompaction_class %d\n",
+			sh.ID, st.Used, st.Reserved, st.HugeBytes, st.CompactRuns, st.CompactMoved, st.CompactReleased, st.CompactClass)
+		b.WriteString("# class pages bytes live_slots live_bytes occupancy_pct evacuating\n")
+		for _, c := range st.Classes {
+			occ := 0.0
+			if c.Bytes > 0 {
+				occ = float64(c.Live*int64(c.Size)) * 100 / float64(c.Bytes)
+			}
+			fmt.Fprintf(&b, "%d %d %d %d %d %.1f %d\n", c.Size, c.Pages, c.Bytes, c.Live, c.Live*int64(c.Size), occ, c.Evacuated)
+		}
+	}
+	return b.String()
 }
 
 func cmdMemoryHelp(x *Exec, argv [][]byte) {

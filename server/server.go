@@ -86,6 +86,7 @@ type Server struct {
 
 	stopping     atomic.Bool
 	freeing      atomic.Bool   // a release of flushed memory is under way
+	collecting   atomic.Bool   // a collection asked by a loop's cron is under way (background.go)
 	stopCh       chan struct{} // closed when the loops are about to stop
 	lsn          listeners     // sockets of CONFIG SET port/bind (listen.go)
 	activeExpire atomic.Bool
@@ -160,6 +161,7 @@ type Loop struct {
 	cronRunnable gnet.Runnable
 	timeoutCheck time.Time
 	cronBusy     atomic.Bool
+	gcMark       heapMark // what the shard had left on the Go heap at the last collection asked (background.go)
 
 	pfKeys   [][]byte // prefetch.go: keys of the commands about to run
 	pfFields [][]byte // prefetch.go: hash fields of the commands about to run

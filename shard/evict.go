@@ -58,6 +58,10 @@ func (s *Shard) UsedMemory() int64 {
 	return v
 }
 
+// ObjMemory is the memory of the shard's values other than strings (on the
+// Go heap), as last settled.
+func (s *Shard) ObjMemory() int64 { return s.objMem }
+
 // PublishedMemory is UsedMemory as its owner last computed it (before every
 // write and in INFO); any goroutine may read it.
 func (s *Shard) PublishedMemory() int64 { return s.usedPub.Load() }

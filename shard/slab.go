@@ -9,6 +9,10 @@ package shard
 // per-class free list and are reused by the next allocation of that class.
 // Allocations larger than the biggest class get a page of their own ("huge").
 //
+// Pages that deletes left sparse are given back by compaction (compact.go):
+// their live slots move to free slots of denser pages of the same class, and
+// a page that holds no live slot any more is released.
+//
 // A Slab is owned by one shard's loop and is not safe for concurrent use.
 type Slab struct {
 	classes  [numClasses]slabClass
@@ -18,18 +22,46 @@ type Slab struct {
 	// reserved is the sum of page sizes obtained from the Go heap.
 	used     int64
 	reserved int64
+
+	cmp compaction // the compaction in progress, if any (compact.go)
 }
 
 // Handle names one allocation in a Slab; it is meaningful only together with
 // the length it was allocated for.
 type Handle uint64
 
+// slabClass holds the pages of one slot size.
+//
+// Invariants, per page p of a class:
+//   - live[p] is the number of its slots handed out by Alloc and not freed;
+//   - while state[p] is pageInUse, each slot of p that was handed out and
+//     freed is on the free list exactly once;
+//   - once state[p] is pageEvacuating, no slot of p is handed out again:
+//     Alloc drops its slots from the free list as it meets them and Free
+//     does not put them back; compaction moves its live slots away, and
+//     the Free that takes live[p] to 0 releases the page;
+//   - a pageReleased page is nil and its index is never reused, so a stale
+//     free-list entry naming it is recognised (and dropped) forever;
+//   - Alloc bumps only into the last page, and only while it is in use:
+//     evacuating the last page closes it (next at its end).
+//
+// A page's state only moves forward: in use, evacuating, released.
 type slabClass struct {
 	size  int
 	pages [][]byte
 	next  int      // bump offset in the last page
-	free  []Handle // freed slots of this class
+	free  []Handle // freed slots of this class (and stale ones, see above)
+	live  []int32  // live slots per page
+	state []uint8  // pageInUse, pageEvacuating or pageReleased, per page
+	nevac int      // pages in state pageEvacuating
 }
+
+// Page states (slabClass.state).
+const (
+	pageInUse uint8 = iota
+	pageEvacuating
+	pageReleased
+)
 
 const (
 	hugeClass  = 127
@@ -96,6 +128,8 @@ func (h Handle) parts() (class, page, off int) {
 	return int(h >> 57), int(h>>32) & (1<<25 - 1), int(uint32(h))
 }
 
+func (h Handle) page() int { return int(h>>32) & (1<<25 - 1) }
+
 // Alloc returns a handle to n bytes (contents unspecified).
 func (s *Slab) Alloc(n int) Handle {
 	c := sizeToClass(n)
@@ -117,10 +151,22 @@ func (s *Slab) Alloc(n int) Handle {
 		sc.size = classSizes[c]
 	}
 	s.used += int64(sc.size)
-	if k := len(sc.free); k > 0 {
-		h := sc.free[k-1]
-		sc.free = sc.free[:k-1]
-		return h
+	return s.allocSlot(c, sc)
+}
+
+// allocSlot hands out a slot of class c: a free one of a page in use, else
+// the next of the last page, else the first of a new page.
+func (s *Slab) allocSlot(c int, sc *slabClass) Handle {
+	for k := len(sc.free); k > 0; {
+		k--
+		h := sc.free[k]
+		if p := h.page(); sc.state[p] == pageInUse {
+			sc.free = sc.free[:k]
+			sc.live[p]++
+			return h
+		}
+		// A slot of a page being evacuated or released: never again.
+		sc.free = sc.free[:k]
 	}
 	if len(sc.pages) == 0 || sc.next+sc.size > len(sc.pages[len(sc.pages)-1]) {
 		if n := classPageBytes(sc.size, len(sc.pages)); n < pageSize {
@@ -130,10 +176,14 @@ func (s *Slab) Alloc(n int) Handle {
 			sc.pages = append(sc.pages, allocBig(pageSize))
 			s.reserved += pageSize
 		}
+		sc.live = append(sc.live, 0)
+		sc.state = append(sc.state, pageInUse)
 		sc.next = 0
 	}
-	h := makeHandle(c, len(sc.pages)-1, sc.next)
+	last := len(sc.pages) - 1
+	h := makeHandle(c, last, sc.next)
 	sc.next += sc.size
+	sc.live[last]++
 	return h
 }
 
@@ -168,11 +218,37 @@ func (s *Slab) Free(h Handle, n int) {
 	}
 	sc := &s.classes[c]
 	s.used -= int64(sc.size)
+	sc.live[page]--
+	if sc.state[page] != pageInUse {
+		// Being evacuated: the slot is not reused, and the page goes
+		// once its last live slot does.
+		if sc.live[page] == 0 {
+			s.releasePage(sc, page)
+		}
+		return
+	}
 	sc.free = append(sc.free, h)
 }
 
+// releasePage gives back an evacuated page that holds no live slot: a 2 MiB
+// mapping has its memory dropped at once (bigmem.go), a smaller page is
+// left to the garbage collector.
+func (s *Slab) releasePage(sc *slabClass, page int) {
+	b := sc.pages[page]
+	s.reserved -= int64(len(b))
+	s.cmp.released += int64(len(b))
+	if len(b) < bigPageSize {
+		s.cmp.heapReleased += int64(len(b))
+	}
+	freeBig(b)
+	sc.pages[page] = nil
+	sc.state[page] = pageReleased
+	sc.nevac--
+}
+
 // Bytes returns the n bytes of an allocation. The slice aliases slab memory:
-// it is valid until the allocation is freed, and writes go to the slab.
+// it is valid until the allocation is freed or moved (compaction moves live
+// allocations between requests, compact.go), and writes go to the slab.
 func (s *Slab) Bytes(h Handle, n int) []byte {
 	c, page, off := h.parts()
 	if c == hugeClass {
@@ -196,6 +272,11 @@ func (s *Slab) Used() int64 { return s.used }
 
 // Reserved is the number of bytes of pages taken from the Go heap.
 func (s *Slab) Reserved() int64 { return s.reserved }
+
+// HeapReleased is the number of bytes of pages compaction has released to
+// the Go heap, ever (smaller pages: the collector frees them; full ones go
+// back to the OS at once).
+func (s *Slab) HeapReleased() int64 { return s.cmp.heapReleased }
 
 // Reset frees everything at once (FLUSHALL).
 func (s *Slab) Reset() {
