@@ -202,18 +202,26 @@ func aclFlags(f keyFlags) acl.KeyFlags {
 // getKeysUsingKeySpecs for an index begin-search and a range find-keys).
 func aclSpan(c *Cmd, argc int) (first, last int) {
 	first = c.aclFirst
-	switch {
-	case c.aclLastKey >= 0:
-		last = first + c.aclLastKey
-	case c.aclLimit == 0:
-		last = argc + c.aclLastKey
-	default:
-		last = first + ((argc-first)/c.aclLimit + c.aclLastKey)
-	}
+	last = rangeLastKey(first, argc, c.aclLastKey, c.aclLimit)
 	if last >= argc || last < first || first >= argc {
 		return 1, 0
 	}
 	return first, last
+}
+
+// rangeLastKey is the index of the last key a key spec's range find-keys
+// names, given its first key in a line of argc arguments: lastkey counted
+// from first when not negative, from the end when limit is 0, else from
+// first over 1/limit of the arguments (Redis's getKeysUsingKeySpecs).
+func rangeLastKey(first, argc, lastKey, limit int) int {
+	switch {
+	case lastKey >= 0:
+		return first + lastKey
+	case limit == 0:
+		return argc + lastKey
+	default:
+		return first + ((argc-first)/limit + lastKey)
+	}
 }
 
 // aclKeys appends the command's keys with their flags to dst.

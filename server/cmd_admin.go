@@ -525,14 +525,7 @@ func keysFromSpecs(c *Cmd, argv [][]byte) (keys []keyRef, ok bool) {
 			return nil, false
 		case ks.FindKeysRange:
 			step = ks.KeyStep
-			switch {
-			case ks.LastKey >= 0:
-				last = first + ks.LastKey
-			case ks.Limit == 0:
-				last = argc + ks.LastKey
-			default:
-				last = first + ((argc-first)/ks.Limit + ks.LastKey)
-			}
+			last = rangeLastKey(first, argc, ks.LastKey, ks.Limit)
 		default: // keynum
 			step = ks.KeyNumStep
 			if ks.KeyNumIdx >= argc || first+ks.KeyNumIdx >= argc {
