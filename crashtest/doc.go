@@ -2,8 +2,9 @@
 // server under pipelined load, restarts it on the same folder and checks
 // what survived. It is a black-box client — it imports nothing of the
 // server (no server, shard or aof), speaks RESP2 through a small client of
-// its own, and runs unchanged against redis-server. It may import crashfs,
-// the FUSE layer that cuts the power.
+// its own (requests encoded with the leaf package resp), and runs unchanged
+// against redis-server. It may import crashfs, the FUSE layer that cuts the
+// power.
 //
 // # The model
 //

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redshard/redshard/resp"
 )
 
 // A small RESP2 client of the tool's own: the tool is a black box, so it
@@ -126,17 +128,12 @@ func ReadReply(r *bufio.Reader) (Reply, error) {
 	return Reply{}, fmt.Errorf("resp: unknown reply type %q", kind)
 }
 
-// AppendCommand appends one command as a RESP2 multibulk.
+// AppendCommand appends one command as a RESP2 multibulk, with the
+// project's RESP encoders (a request is an array of bulk strings).
 func AppendCommand(b []byte, args ...string) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
+	b = resp.AppendArrayLen(b, len(args))
 	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
+		b = resp.AppendBulkString(b, a)
 	}
 	return b
 }
