@@ -192,39 +192,28 @@ func (n *node) made(ctx context.Context, d *dirRef, kind opKind, name string, ou
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if n.hidden(name) {
-		return nil, syscall.EEXIST
-	}
-	d, e := n.begin()
-	if e != 0 {
-		return nil, e
-	}
-	defer n.s.mu.Unlock()
-	if err := unix.Mkdirat(d.fd, name, mode); err != nil {
-		return nil, errno(err)
-	}
-	chownCaller(ctx, d.fd, name)
-	return n.made(ctx, d, opMkdir, name, out)
+	return n.makeEntry(ctx, name, opMkdir, out, func(dirfd int) error { return unix.Mkdirat(dirfd, name, mode) })
 }
 
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if n.hidden(name) {
-		return nil, syscall.EEXIST
-	}
-	d, e := n.begin()
-	if e != 0 {
-		return nil, e
-	}
-	defer n.s.mu.Unlock()
-	if err := unix.Mknodat(d.fd, name, mode, int(rdev)); err != nil {
-		return nil, errno(err)
-	}
-	n.s.forget(d.fd, name)
-	chownCaller(ctx, d.fd, name)
-	return n.made(ctx, d, opCreate, name, out)
+	return n.makeEntry(ctx, name, opCreate, out, func(dirfd int) error {
+		if err := unix.Mknodat(dirfd, name, mode, int(rdev)); err != nil {
+			return err
+		}
+		n.s.forget(dirfd, name)
+		return nil
+	})
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return n.makeEntry(ctx, name, opCreate, out, func(dirfd int) error { return unix.Symlinkat(target, dirfd, name) })
+}
+
+// makeEntry is the shape of mkdir(2), mknod(2) and symlink(2): a hidden name
+// is taken, the entry is made in the backing directory by mk under the
+// state's lock, given to the caller, and logged as a pending namespace
+// operation of kind.
+func (n *node) makeEntry(ctx context.Context, name string, kind opKind, out *fuse.EntryOut, mk func(dirfd int) error) (*fs.Inode, syscall.Errno) {
 	if n.hidden(name) {
 		return nil, syscall.EEXIST
 	}
@@ -233,11 +222,11 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		return nil, e
 	}
 	defer n.s.mu.Unlock()
-	if err := unix.Symlinkat(target, d.fd, name); err != nil {
+	if err := mk(d.fd); err != nil {
 		return nil, errno(err)
 	}
 	chownCaller(ctx, d.fd, name)
-	return n.made(ctx, d, opCreate, name, out)
+	return n.made(ctx, d, kind, name, out)
 }
 
 func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
