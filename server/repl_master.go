@@ -350,6 +350,9 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 	if psync {
 		if string(replid) == "?" {
 			srv.log.Noticef("Full resync requested by replica %s", r.name())
+		} else if id := string(replid); id == rp.replid || id == rp.replid2 && off <= rp.second {
+			// The history is ours but the backlog no longer holds it.
+			srv.log.Noticef("Unable to partial resync with replica %s for lack of backlog (Replica request was: %d).", r.name(), off)
 		} else {
 			srv.log.Noticef("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '%s', my replication IDs are '%s' and '%s')", replid, rp.replid, rp.replid2)
 		}

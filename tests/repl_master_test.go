@@ -117,8 +117,11 @@ func TestReplicasOfRedshard(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
 			mport := freePort(t)
+			// A backlog that holds the whole cut: the load writes over 2 MB
+			// a second, and a CI run saw the replica 1.16 MB behind at the
+			// cut, past the default 1 MB, and rightly fully resynced.
 			args := append([]string{"--shards", "4", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0",
-				"--metrics-port", strconv.Itoa(mport)}, mode.args...)
+				"--repl-backlog-size", "64mb", "--metrics-port", strconv.Itoa(mport)}, mode.args...)
 			m := startServer(t, args...)
 			mc := m.client(t, 2)
 			if _, err := mc.Do(ctx, "DEBUG", "POPULATE", "50000", "pop", "64").Result(); err != nil {
