@@ -123,6 +123,12 @@ type Log struct {
 	// manifestMu serialises manifest changes (Open, StartRewrite, Finish).
 	manifestMu sync.Mutex
 	manifest   *Manifest // guarded by manifestMu
+	// freshIncr is set by a Fresh Open: its incremental file is the one the
+	// first rewrite's image precedes (Redis's temp incr of
+	// AOF_WAIT_REWRITE), so that rewrite opens no file of its own and the
+	// folder ends as base 1, incr 1, as redis-server's does. Guarded by
+	// manifestMu.
+	freshIncr bool
 
 	policy     atomic.Int32
 	timestamps atomic.Bool  // aof-timestamp-enabled
@@ -261,8 +267,9 @@ func Open(o Options) (*Log, error) {
 	}
 
 	// An empty folder gets an empty base file, as redis-server creates one
-	// when it starts with an empty dataset.
-	if m.Base == nil && len(m.Incr) == 0 {
+	// when it starts with an empty dataset. A Fresh log gets its base from
+	// the rewrite that follows at once.
+	if m.Base == nil && len(m.Incr) == 0 && !o.Fresh {
 		m.BaseSeq++
 		name := baseName(o.FileName, m.BaseSeq)
 		if o.RDBBase {
@@ -319,7 +326,10 @@ func Open(o Options) (*Log, error) {
 			o.Logf(LogWarning, "Can't remove the old AOF file %s: %v", e.Name, err)
 		}
 	}
-	if created {
+	if o.Fresh {
+		l.freshIncr = true
+		o.Logf(LogNotice, "Creating AOF incr file %s on background rewrite", incr)
+	} else if created {
 		o.Logf(LogNotice, "Creating AOF incr file %s on server start", incr)
 	} else {
 		o.Logf(LogNotice, "Opening AOF incr file %s on server start", incr)

@@ -193,7 +193,7 @@ func TestOpenFreshDropsTheOldFiles(t *testing.T) {
 	o.Fresh = true
 	write(mustOpen(t, o), args("SET", "new", "2"))
 	m, _ := os.ReadFile(manifestPath(dir))
-	if want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(m) != want {
+	if want := "file appendonly.aof.2.incr.aof seq 2 type i\n"; string(m) != want {
 		t.Fatalf("manifest %q, want %q", m, want)
 	}
 	if got := dirFiles(t, dir); strings.Contains(strings.Join(got, " "), ".1.") {
@@ -205,5 +205,60 @@ func TestOpenFreshDropsTheOldFiles(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(got, "|"), "stale") || !strings.Contains(strings.Join(got, "|"), "SET new 2") {
 		t.Fatalf("loaded %q", got)
+	}
+}
+
+// CONFIG SET appendonly yes on a server without a folder: the Fresh log's
+// incr file is the one after the first rewrite's image, which opens no file
+// of its own, so the folder ends as redis-server's does: base 1, incr 1.
+// A write submitted after the cut survives the load, after the image.
+func TestFreshLogFirstRewriteNumbersAsRedis(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions(dir, FsyncAlways)
+	o.Fresh = true
+	l := mustOpen(t, o)
+	r, err := l.StartRewrite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.NewProducer()
+	p.Append(0, args("SET", "after", "cut"))
+	seq := p.Submit()
+	if seq <= r.Cut() {
+		t.Fatalf("seq %d not after the cut %d", seq, r.Cut())
+	}
+	r.Append(0, args("SET", "image", "1"))
+	if err := r.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the record written", func() bool { return l.Written() >= seq })
+	l.Close()
+	m, _ := os.ReadFile(manifestPath(dir))
+	if want := "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"; string(m) != want {
+		t.Fatalf("manifest %q, want %q", m, want)
+	}
+	got, _, err := loadAll(t, testOptions(dir, FsyncEverysec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := strings.Join(got, "|"); !strings.Contains(j, "SET image 1|") || !strings.HasSuffix(j, "SET after cut") {
+		t.Fatalf("loaded %q", got)
+	}
+	// The next rewrite opens incr 2 as usual.
+	l = mustOpen(t, testOptions(dir, FsyncAlways))
+	if _, err := l.Load(func([][]byte) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	r, err = l.StartRewrite()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	m, _ = os.ReadFile(manifestPath(dir))
+	if want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(m) != want {
+		t.Fatalf("second rewrite: manifest %q, want %q", m, want)
 	}
 }

@@ -98,6 +98,26 @@ func (l *Log) StartRewrite() (*Rewrite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aof: opening the temp file for AOF rewrite: %w", err)
 	}
+	if l.freshIncr {
+		// The first rewrite of a Fresh log: its incr file, opened with
+		// nothing in it before this cut, is the one after the image.
+		l.freshIncr = false
+		m := l.manifest
+		r := &Rewrite{
+			l: l, incr: m.Incr[len(m.Incr)-1], tmpPath: tmpPath, tmp: tmp, started: time.Now(),
+			bgDone:   make(chan struct{}),
+			finished: make(chan struct{}),
+		}
+		r.cond = sync.NewCond(&r.mu)
+		r.main = r.NewWriter()
+		l.mu.Lock()
+		r.cut = l.seq
+		l.rw = r
+		l.mu.Unlock()
+		l.o.Logf(LogNotice, "Background append only file rewriting started")
+		go r.bg()
+		return r, nil
+	}
 	m := l.manifest.clone()
 	m.IncrSeq++
 	e := ManifestEntry{Name: incrName(l.o.FileName, m.IncrSeq), Seq: m.IncrSeq, Type: typeIncr}
