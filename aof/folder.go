@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -74,8 +72,7 @@ func (f *Folder) StartRewrite() (*Rewrite, error) {
 	if err := MkdirDurable(l.fs, l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("aof: can't open or create append-only dir %s: %w", l.dir, err)
 	}
-	tmpPath := l.path(tempPrefix + "rewriteaof-bg-" + strconv.Itoa(os.Getpid()) + aofSuffix)
-	tmp, err := l.fs.OpenFile(tmpPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	tmp, tmpPath, err := openTemp(l.fs, l.dir, rewriteTempPattern, "redshard-aof-rewrite", true)
 	if err != nil {
 		return nil, fmt.Errorf("aof: opening the temp file for AOF rewrite: %w", err)
 	}
@@ -88,6 +85,7 @@ func (f *Folder) StartRewrite() (*Rewrite, error) {
 		finished: make(chan struct{}),
 	}
 	r.cond = sync.NewCond(&r.mu)
+	r.child, _ = tmp.(ChildFile)
 	r.main = r.NewWriter()
 	l.rw = r
 	l.o.Logf(LogNotice, "Background append only file rewriting started")

@@ -145,3 +145,48 @@ func Strerror(err error) string {
 	}
 	return s
 }
+
+// tempFile is what a background job writes its file through: a file of
+// the FS, or a child process's (ChildFile).
+type tempFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// ChildFile is a background job's temp file written by a child process
+// (bgchild.Child): Write streams to it, Sync ends the input and waits for
+// the child to have written and fsynced the file, Close stops it.
+type ChildFile interface {
+	tempFile
+	Path() string
+	Pid() int
+	Done() <-chan struct{} // closed when the child has exited, however
+	Died() <-chan struct{} // closed if it exited before its input ended
+	Err() error            // why it ended early
+}
+
+// StartChild, when set (the server's binary sets it), runs the file side
+// of background jobs, a BGSAVE's or a rewrite's, in a child process, as
+// Redis's fork child: pattern names the file in dir, with %d for the
+// child's pid, and title is the process's name. Only jobs on the OS's file
+// system use it.
+var StartChild func(dir, pattern, title string) (ChildFile, error)
+
+// openTemp opens a background job's temp file, dir/pattern with the pid
+// of whoever writes it: a child (StartChild) when bg, else this process.
+func openTemp(fs FS, dir, pattern, title string, bg bool) (tempFile, string, error) {
+	if _, real := fs.(OSFS); real && bg && StartChild != nil {
+		c, err := StartChild(dir, pattern, title)
+		if err != nil {
+			return nil, "", err
+		}
+		return c, c.Path(), nil
+	}
+	path := filepath.Join(dir, fmt.Sprintf(pattern, os.Getpid()))
+	f, err := fs.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, path, err
+	}
+	return f, path, nil
+}

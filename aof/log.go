@@ -49,11 +49,16 @@ type Options struct {
 	// file instead of failing.
 	LoadTruncated bool
 	// Fresh starts a new log for the data set in memory (CONFIG SET
-	// appendonly yes): the files the manifest lists are dropped once a new
-	// manifest with an empty base and a new incremental file is in place,
-	// there is nothing to Load, and the caller rewrites at once (the image
-	// becomes the base).
+	// appendonly yes), as Redis's AOF_WAIT_REWRITE: there is nothing to
+	// Load, the folder and its manifest stay as they are, and records go
+	// to a temp incremental file no manifest names, until a rewrite
+	// succeeds: its image becomes the next base, its temp incr file the
+	// next incr, and the older files go (see WaitingRewrite).
 	Fresh bool
+	// DisableAutoGC is aof-disable-auto-gc: the files a rewrite replaces
+	// stay on disk, named in the manifest as history, until it is turned
+	// off again (SetDisableAutoGC).
+	DisableAutoGC bool
 	// Timestamps is aof-timestamp-enabled: Redis's "#TS:" annotations,
 	// at most one a second in incremental files and one at the start of
 	// each base (SetTimestamps changes it).
@@ -123,15 +128,16 @@ type Log struct {
 	// manifestMu serialises manifest changes (Open, StartRewrite, Finish).
 	manifestMu sync.Mutex
 	manifest   *Manifest // guarded by manifestMu
-	// freshIncr is set by a Fresh Open: its incremental file is the one the
-	// first rewrite's image precedes (Redis's temp incr of
-	// AOF_WAIT_REWRITE), so that rewrite opens no file of its own and the
-	// folder ends as base 1, incr 1, as redis-server's does. Guarded by
+	// waitRewrite is set by a Fresh Open and cleared by the first rewrite
+	// that succeeds: meanwhile the manifest on disk is the old one and the
+	// records go to the temp incr file (tempIncrName), which each rewrite
+	// starts anew at its cut and a failed one removes. Guarded by
 	// manifestMu.
-	freshIncr bool
+	waitRewrite bool
 
 	policy     atomic.Int32
 	timestamps atomic.Bool  // aof-timestamp-enabled
+	disableGC  atomic.Bool  // aof-disable-auto-gc
 	flushSleep atomic.Int64 // nanoseconds the writer sleeps before each write (DEBUG AOF-FLUSH-SLEEP)
 	written    atomic.Uint64
 	durable    atomic.Uint64
@@ -235,13 +241,11 @@ func Open(o Options) (*Log, error) {
 			}
 		}
 	}
-	var stale []ManifestEntry
 	if o.Fresh {
-		stale = m.files()
-		m.Base, m.Incr = nil, nil
 		l.loaded = true
+	} else {
+		l.loadFiles = m.files()
 	}
-	l.loadFiles = m.files()
 	var loadTotal int64
 	for _, e := range l.loadFiles {
 		st, err := l.fs.Stat(l.path(e.Name))
@@ -254,15 +258,9 @@ func Open(o Options) (*Log, error) {
 	l.stats.loadTotal.Store(loadTotal)
 
 	// History files are leftovers of a finished rewrite (Redis deletes them
-	// in the background): drop them.
-	for _, h := range m.History {
-		o.Logf(LogNotice, "Removing the history file %s", h.Name)
-		if err := l.fs.Remove(l.path(h.Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			o.Logf(LogWarning, "Can't remove the history file %s: %v", h.Name, err)
-		}
-	}
-	if len(m.History) > 0 {
-		m.History = nil
+	// in the background): drop them, unless aof-disable-auto-gc keeps them.
+	if len(m.History) > 0 && !o.DisableAutoGC {
+		l.removeHistory(m)
 		dirty = true
 	}
 
@@ -301,7 +299,10 @@ func Open(o Options) (*Log, error) {
 
 	var incr string
 	created := false
-	if n := len(m.Incr); n > 0 {
+	if o.Fresh {
+		incr = tempIncrName(o.FileName)
+		_ = l.fs.Remove(l.path(incr)) // a new inode, whatever was there
+	} else if n := len(m.Incr); n > 0 {
 		incr = m.Incr[n-1].Name
 	} else {
 		m.IncrSeq++
@@ -320,14 +321,8 @@ func Open(o Options) (*Log, error) {
 			return nil, err
 		}
 	}
-	for _, e := range stale {
-		// The new manifest no longer names them.
-		if err := l.fs.Remove(l.path(e.Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			o.Logf(LogWarning, "Can't remove the old AOF file %s: %v", e.Name, err)
-		}
-	}
 	if o.Fresh {
-		l.freshIncr = true
+		l.waitRewrite = true
 		o.Logf(LogNotice, "Creating AOF incr file %s on background rewrite", incr)
 	} else if created {
 		o.Logf(LogNotice, "Creating AOF incr file %s on server start", incr)
@@ -433,6 +428,7 @@ func newLog(o Options) (*Log, error) {
 	}
 	l.manifestPath = filepath.Join(l.dir, o.FileName+manifestSuffix)
 	l.timestamps.Store(o.Timestamps)
+	l.disableGC.Store(o.DisableAutoGC)
 	if o.Tap != nil {
 		l.SetTap(o.Tap)
 	}
@@ -463,6 +459,50 @@ func (l *Log) upgrade(m *Manifest) (bool, error) {
 
 func (l *Log) path(name string) string { return filepath.Join(l.dir, name) }
 
+// removeHistory deletes the history files m names and drops them from it.
+func (l *Log) removeHistory(m *Manifest) {
+	for _, h := range m.History {
+		l.o.Logf(LogNotice, "Removing the history file %s in the background", h.Name)
+		if err := l.fs.Remove(l.path(h.Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.o.Logf(LogWarning, "Can't remove the history file %s: %v", h.Name, err)
+		}
+	}
+	m.History = nil
+}
+
+// SetDisableAutoGC is CONFIG SET aof-disable-auto-gc: turned off, the
+// history files the manifest keeps are deleted at once and the manifest
+// rewritten without them, as Redis's aofDelHistoryFiles.
+func (l *Log) SetDisableAutoGC(on bool) error {
+	l.disableGC.Store(on)
+	if on {
+		return nil
+	}
+	l.manifestMu.Lock()
+	defer l.manifestMu.Unlock()
+	if l.manifest == nil || len(l.manifest.History) == 0 {
+		return nil
+	}
+	m := l.manifest.clone()
+	hist := &Manifest{History: m.History}
+	m.History = nil
+	if err := writeManifestAt(l.fs, l.dir, l.o.FileName, m, true); err != nil {
+		return err
+	}
+	l.manifest = m
+	l.removeHistory(hist)
+	return nil
+}
+
+// WaitingRewrite reports whether the log waits for its first rewrite (a
+// Fresh log, Redis's AOF_WAIT_REWRITE): until one succeeds the records are
+// in a file no manifest names, and the server retries a failed one.
+func (l *Log) WaitingRewrite() bool {
+	l.manifestMu.Lock()
+	defer l.manifestMu.Unlock()
+	return l.waitRewrite
+}
+
 // ManifestPath returns the path of the manifest, for messages and the
 // repair command.
 func (l *Log) ManifestPath() string { return l.manifestPath }
@@ -475,6 +515,10 @@ func (l *Log) refreshSizes() error {
 	l.manifestMu.Unlock()
 	var other, base int64
 	files := m.files()
+	if l.waitRewrite {
+		// The current file (the temp incr, new) is none of them.
+		files = append(files, ManifestEntry{Name: tempIncrName(l.o.FileName)})
+	}
 	for i, e := range files {
 		st, err := l.fs.Stat(l.path(e.Name))
 		if err != nil {

@@ -232,6 +232,10 @@ func incrName(filename string, seq int64) string {
 	return filename + "." + strconv.FormatInt(seq, 10) + incrSuffix + aofSuffix
 }
 
+// tempIncrName is the incremental file of a log waiting for its first
+// rewrite (Redis's temp-appendonly.aof.incr): no manifest names it.
+func tempIncrName(filename string) string { return tempPrefix + filename + incrSuffix }
+
 // readManifest reads and parses the manifest at path. It returns
 // os.ErrNotExist (wrapped) when there is none.
 func readManifest(fsys FS, path string) (*Manifest, error) {

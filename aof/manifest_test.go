@@ -173,92 +173,115 @@ func TestOpenRefusesAManifestThatListsAMissingFile(t *testing.T) {
 	}
 }
 
-// TestOpenFreshDropsTheOldFiles: CONFIG SET appendonly yes starts a new log
-// for the data set in memory; what an earlier run left is dropped only
-// after the new manifest names new files.
-func TestOpenFreshDropsTheOldFiles(t *testing.T) {
-	dir := t.TempDir()
-	write := func(l *Log, argv [][]byte) {
-		if _, err := l.Load(func([][]byte) error { return nil }); err != nil && !l.loaded {
+// A Fresh log (CONFIG SET appendonly yes) is Redis's AOF_WAIT_REWRITE:
+// the folder and its manifest stay as an earlier run left them, and the
+// records go to temp-appendonly.aof.incr, until a rewrite succeeds. A failed
+// rewrite removes the temp incr file and leaves the manifest alone; the
+// next starts a new temp incr at its cut; the one that succeeds makes the
+// image the next base and its temp incr the next incr, and the old files
+// go. Without a folder before, that is base 1 and incr 1, as redis-server.
+func TestFreshLogWaitsForItsFirstRewrite(t *testing.T) {
+	for _, before := range []bool{false, true} {
+		dir := t.TempDir()
+		wantOld := ""
+		if before { // an earlier run's folder: base 1, incr 1 with "stale"
+			l := mustOpen(t, testOptions(dir, FsyncAlways))
+			if _, err := l.Load(func([][]byte) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			p := l.NewProducer()
+			p.Append(0, args("SET", "stale", "1"))
+			seq := p.Submit()
+			waitFor(t, "the record written", func() bool { return l.Written() >= seq })
+			l.Close()
+			b, _ := os.ReadFile(manifestPath(dir))
+			wantOld = string(b)
+		}
+		manifest := func() string { b, _ := os.ReadFile(manifestPath(dir)); return string(b) }
+		o := testOptions(dir, FsyncAlways)
+		o.Fresh = true
+		l := mustOpen(t, o)
+		if !l.WaitingRewrite() {
+			t.Fatal("a Fresh log does not wait for its rewrite")
+		}
+		submit := func(argv [][]byte) uint64 {
+			p := l.NewProducer()
+			p.Append(0, argv)
+			return p.Submit()
+		}
+		submit(args("SET", "lost", "1"))
+		if m := manifest(); m != wantOld {
+			t.Fatalf("manifest after a Fresh Open %q, want %q", m, wantOld)
+		}
+		// A rewrite that fails: the temp incr goes, the manifest stays.
+		r, err := l.StartRewrite()
+		if err != nil {
 			t.Fatal(err)
 		}
-		p := l.NewProducer()
-		p.Append(0, argv)
-		seq := p.Submit()
+		seq := submit(args("SET", "lost", "2"))
+		waitFor(t, "the record written", func() bool { return l.Written() >= seq })
+		r.Abort()
+		if _, err := os.Stat(filepath.Join(dir, "appendonlydir", "temp-appendonly.aof.incr")); err == nil {
+			t.Fatal("the failed rewrite left the temp incr file")
+		}
+		if m := manifest(); m != wantOld || !l.WaitingRewrite() {
+			t.Fatalf("after a failed rewrite: manifest %q (want %q), waiting %v", m, wantOld, l.WaitingRewrite())
+		}
+		// The one that succeeds.
+		submit(args("SET", "before", "cut"))
+		r, err = l.StartRewrite()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq = submit(args("SET", "after", "cut"))
+		r.Append(0, args("SET", "image", "1"))
+		if err := r.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the record written", func() bool { return l.Written() >= seq })
+		if l.WaitingRewrite() {
+			t.Fatal("still waiting after a rewrite succeeded")
+		}
+		seq = submit(args("SET", "later", "1"))
 		waitFor(t, "the record written", func() bool { return l.Written() >= seq })
 		l.Close()
-	}
-	write(mustOpen(t, testOptions(dir, FsyncAlways)), args("SET", "stale", "1"))
-	o := testOptions(dir, FsyncAlways)
-	o.Fresh = true
-	write(mustOpen(t, o), args("SET", "new", "2"))
-	m, _ := os.ReadFile(manifestPath(dir))
-	if want := "file appendonly.aof.2.incr.aof seq 2 type i\n"; string(m) != want {
-		t.Fatalf("manifest %q, want %q", m, want)
-	}
-	if got := dirFiles(t, dir); strings.Contains(strings.Join(got, " "), ".1.") {
-		t.Fatalf("old files left: %q", got)
-	}
-	got, _, err := loadAll(t, testOptions(dir, FsyncEverysec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(strings.Join(got, "|"), "stale") || !strings.Contains(strings.Join(got, "|"), "SET new 2") {
-		t.Fatalf("loaded %q", got)
-	}
-}
-
-// CONFIG SET appendonly yes on a server without a folder: the Fresh log's
-// incr file is the one after the first rewrite's image, which opens no file
-// of its own, so the folder ends as redis-server's does: base 1, incr 1.
-// A write submitted after the cut survives the load, after the image.
-func TestFreshLogFirstRewriteNumbersAsRedis(t *testing.T) {
-	dir := t.TempDir()
-	o := testOptions(dir, FsyncAlways)
-	o.Fresh = true
-	l := mustOpen(t, o)
-	r, err := l.StartRewrite()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := l.NewProducer()
-	p.Append(0, args("SET", "after", "cut"))
-	seq := p.Submit()
-	if seq <= r.Cut() {
-		t.Fatalf("seq %d not after the cut %d", seq, r.Cut())
-	}
-	r.Append(0, args("SET", "image", "1"))
-	if err := r.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the record written", func() bool { return l.Written() >= seq })
-	l.Close()
-	m, _ := os.ReadFile(manifestPath(dir))
-	if want := "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"; string(m) != want {
-		t.Fatalf("manifest %q, want %q", m, want)
-	}
-	got, _, err := loadAll(t, testOptions(dir, FsyncEverysec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if j := strings.Join(got, "|"); !strings.Contains(j, "SET image 1|") || !strings.HasSuffix(j, "SET after cut") {
-		t.Fatalf("loaded %q", got)
-	}
-	// The next rewrite opens incr 2 as usual.
-	l = mustOpen(t, testOptions(dir, FsyncAlways))
-	if _, err := l.Load(func([][]byte) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	r, err = l.StartRewrite()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
-	m, _ = os.ReadFile(manifestPath(dir))
-	if want := "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(m) != want {
-		t.Fatalf("second rewrite: manifest %q, want %q", m, want)
+		want := "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+		if before {
+			want = "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+		}
+		if m := manifest(); m != want {
+			t.Fatalf("manifest %q, want %q", m, want)
+		}
+		if got := strings.Join(dirFiles(t, dir), " "); strings.Contains(got, "temp-") || (before && strings.Contains(got, ".1.")) {
+			t.Fatalf("files left: %s", got)
+		}
+		got, _, err := loadAll(t, testOptions(dir, FsyncEverysec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := strings.Join(got, "|"); !strings.Contains(j, "SET image 1|") || !strings.HasSuffix(j, "SET after cut|SET later 1") ||
+			strings.Contains(j, "lost") || strings.Contains(j, "before") || strings.Contains(j, "stale") {
+			t.Fatalf("loaded %q", got)
+		}
+		// The next rewrite is an ordinary one.
+		l = mustOpen(t, testOptions(dir, FsyncAlways))
+		if _, err := l.Load(func([][]byte) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		r, err = l.StartRewrite()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		want = "file appendonly.aof.2.base.aof seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+		if before {
+			want = "file appendonly.aof.3.base.aof seq 3 type b\nfile appendonly.aof.3.incr.aof seq 3 type i\n"
+		}
+		if m := manifest(); m != want {
+			t.Fatalf("next rewrite: manifest %q, want %q", m, want)
+		}
 	}
 }

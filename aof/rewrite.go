@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,9 +46,13 @@ type Rewrite struct {
 	cut     uint64
 	incr    ManifestEntry // the new incr file
 	tmpPath string
-	tmp     File
-	sw      *switchReq
-	started time.Time
+	tmp     tempFile
+	child   ChildFile // tmp, when a child process writes it (StartChild)
+	// tempIncr: the log waits for its first rewrite, and the records after
+	// the cut go to the temp incr file, which Finish renames to incr.
+	tempIncr bool
+	sw       *switchReq
+	started  time.Time
 
 	appendMu sync.Mutex  // guards main
 	main     *BaseWriter // used by Rewrite.Append
@@ -68,6 +71,10 @@ type Rewrite struct {
 	bgDone   chan struct{}
 	finished chan struct{}
 }
+
+// rewriteTempPattern is the base's temp file, with the pid of its writer
+// (Redis's temp-rewriteaof-bg-<child pid>.aof).
+const rewriteTempPattern = tempPrefix + "rewriteaof-bg-%d" + aofSuffix
 
 const (
 	rwActive = iota
@@ -93,56 +100,47 @@ func (l *Log) StartRewrite() (*Rewrite, error) {
 	if closing {
 		return nil, ErrClosed
 	}
-	tmpPath := l.path(tempPrefix + "rewriteaof-bg-" + strconv.Itoa(os.Getpid()) + aofSuffix)
-	tmp, err := l.fs.OpenFile(tmpPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	tmp, tmpPath, err := openTemp(l.fs, l.dir, rewriteTempPattern, "redshard-aof-rewrite", true)
 	if err != nil {
 		return nil, fmt.Errorf("aof: opening the temp file for AOF rewrite: %w", err)
-	}
-	if l.freshIncr {
-		// The first rewrite of a Fresh log: its incr file, opened with
-		// nothing in it before this cut, is the one after the image.
-		l.freshIncr = false
-		m := l.manifest
-		r := &Rewrite{
-			l: l, incr: m.Incr[len(m.Incr)-1], tmpPath: tmpPath, tmp: tmp, started: time.Now(),
-			bgDone:   make(chan struct{}),
-			finished: make(chan struct{}),
-		}
-		r.cond = sync.NewCond(&r.mu)
-		r.main = r.NewWriter()
-		l.mu.Lock()
-		r.cut = l.seq
-		l.rw = r
-		l.mu.Unlock()
-		l.o.Logf(LogNotice, "Background append only file rewriting started")
-		go r.bg()
-		return r, nil
 	}
 	m := l.manifest.clone()
 	m.IncrSeq++
 	e := ManifestEntry{Name: incrName(l.o.FileName, m.IncrSeq), Seq: m.IncrSeq, Type: typeIncr}
-	f, err := l.fs.OpenFile(l.path(e.Name), os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o644)
+	file := e.Name
+	if l.waitRewrite {
+		// Waiting for a first rewrite (a Fresh log): a new temp incr file,
+		// in place of the one the records before the cut went to, and
+		// no manifest until the rewrite succeeds (Finish names it e).
+		file = tempIncrName(l.o.FileName)
+		_ = l.fs.Remove(l.path(file))
+	}
+	f, err := l.fs.OpenFile(l.path(file), os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		tmp.Close()
 		l.fs.Remove(tmpPath)
-		return nil, fmt.Errorf("aof: can't open the append-only file %s: %w", e.Name, err)
+		return nil, fmt.Errorf("aof: can't open the append-only file %s: %w", file, err)
 	}
-	m.Incr = append(m.Incr, e)
-	if err := writeManifest(l.fs, l.dir, l.o.FileName, m); err != nil {
-		f.Close()
-		l.fs.Remove(l.path(e.Name))
-		tmp.Close()
-		l.fs.Remove(tmpPath)
-		return nil, err
+	if !l.waitRewrite {
+		m.Incr = append(m.Incr, e)
+		if err := writeManifest(l.fs, l.dir, l.o.FileName, m); err != nil {
+			f.Close()
+			l.fs.Remove(l.path(e.Name))
+			tmp.Close()
+			l.fs.Remove(tmpPath)
+			return nil, err
+		}
+		l.manifest = m
 	}
-	l.manifest = m
 	r := &Rewrite{
 		l: l, incr: e, tmpPath: tmpPath, tmp: tmp, started: time.Now(),
-		sw:       &switchReq{file: f, name: e.Name, done: make(chan struct{})},
+		tempIncr: l.waitRewrite,
+		sw:       &switchReq{file: f, name: file, done: make(chan struct{})},
 		bgDone:   make(chan struct{}),
 		finished: make(chan struct{}),
 	}
 	r.cond = sync.NewCond(&r.mu)
+	r.child, _ = tmp.(ChildFile)
 	r.main = r.NewWriter()
 	l.mu.Lock()
 	r.cut = l.seq
@@ -150,7 +148,7 @@ func (l *Log) StartRewrite() (*Rewrite, error) {
 	l.rw = r
 	l.mu.Unlock()
 	l.signal()
-	l.o.Logf(LogNotice, "Creating AOF incr file %s on background rewrite", e.Name)
+	l.o.Logf(LogNotice, "Creating AOF incr file %s on background rewrite", file)
 	l.o.Logf(LogNotice, "Background append only file rewriting started")
 	go r.bg()
 	return r, nil
@@ -320,7 +318,7 @@ func (r *Rewrite) bg() {
 			_, err = r.tmp.Write(c)
 			if err == nil {
 				sinceSync += int64(len(c))
-				if sinceSync >= baseSyncEvery {
+				if sinceSync >= baseSyncEvery && r.child == nil { // a child fsyncs at its end
 					err = r.tmp.Sync()
 					sinceSync = 0
 				}
@@ -450,34 +448,58 @@ func (r *Rewrite) finish() error {
 	if err := l.fs.Rename(r.tmpPath, l.path(base.Name)); err != nil {
 		return fmt.Errorf("aof: rename the AOF rewrite temp file to %s: %w", base.Name, err)
 	}
+	if r.tempIncr {
+		// The temp incr file becomes the new incr (the writer appends to
+		// it through its descriptor all along); the manifest below names it.
+		if err := l.fs.Rename(l.path(tempIncrName(l.o.FileName)), l.path(r.incr.Name)); err != nil {
+			l.fs.Remove(l.path(base.Name))
+			return fmt.Errorf("aof: rename the temp incr file to %s: %w", r.incr.Name, err)
+		}
+		m.Incr = append(m.Incr, r.incr)
+		m.IncrSeq = r.incr.Seq
+	}
 	var old []string
+	var hist []ManifestEntry // aof-disable-auto-gc: kept, newest first
 	if m.Base != nil {
 		old = append(old, m.Base.Name)
+		hist = append(hist, ManifestEntry{Name: m.Base.Name, Seq: m.Base.Seq, Type: typeHistory})
 	}
 	for _, e := range m.History {
 		old = append(old, e.Name)
 	}
-	m.History = nil
 	keep := m.Incr[:0:0]
 	for _, e := range m.Incr {
 		if e.Seq < r.incr.Seq {
 			old = append(old, e.Name)
+			hist = append([]ManifestEntry{{Name: e.Name, Seq: e.Seq, Type: typeHistory}}, hist...)
 		} else {
 			keep = append(keep, e)
 		}
+	}
+	if l.disableGC.Load() {
+		// As Redis marks them: each at the head of the history list, the
+		// base first, then the incr files in order.
+		m.History = append(hist, m.History...)
+		old = nil
+	} else {
+		m.History = nil
 	}
 	m.Base = &base
 	m.Incr = keep
 	if err := writeManifestAt(l.fs, l.dir, l.o.FileName, m, true); err != nil {
 		l.fs.Remove(l.path(base.Name))
+		if r.tempIncr { // back to its temp name, which cleanup removes
+			l.fs.Rename(l.path(r.incr.Name), l.path(tempIncrName(l.o.FileName)))
+		}
 		return err
 	}
 	l.manifest = m
+	l.waitRewrite = false
 	// rewrite-manifest-renamed: the new manifest is in place and its
 	// directory synced; the old base and incrs are still on disk.
 	failpoint.Inject(failpoint.RewriteManifestRenamed)
 	for _, name := range old {
-		l.o.Logf(LogNotice, "Removing the history file %s", name)
+		l.o.Logf(LogNotice, "Removing the history file %s in the background", name)
 		if err := l.fs.Remove(l.path(name)); err != nil {
 			l.o.Logf(LogWarning, "Can't remove the history file %s: %v", name, err)
 		}
@@ -491,13 +513,20 @@ func (r *Rewrite) finish() error {
 	return nil
 }
 
-// cleanup deletes the temp file.
+// cleanup deletes the temp file, and a waiting log's temp incr file: the
+// records in it are lost, as Redis's are, and the next rewrite starts a
+// new one.
 func (r *Rewrite) cleanup() {
 	if r.tmp != nil {
 		r.tmp.Close()
 		r.tmp = nil
 	}
 	r.l.fs.Remove(r.tmpPath)
+	if r.tempIncr {
+		name := tempIncrName(r.l.o.FileName)
+		r.l.o.Logf(LogNotice, "Removing the temp incr aof file %s in the background", name)
+		r.l.fs.Remove(r.l.path(name))
+	}
 }
 
 // Abort stops the rewrite and deletes its temp file. Appends keep going to
@@ -512,3 +541,6 @@ func (r *Rewrite) Abort() {
 	r.l.o.Logf(LogWarning, "Background AOF rewrite aborted")
 	r.end()
 }
+
+// Child is the child process writing the file (StartChild), or nil.
+func (r *Rewrite) Child() ChildFile { return r.child }

@@ -30,7 +30,8 @@ type Snapshot struct {
 	fs      FS
 	path    string
 	tmpPath string
-	tmp     File
+	tmp     tempFile
+	child   ChildFile // tmp, when a child process writes it (StartChild)
 	out     io.Writer // tmp, or the stream of StartStream
 	w       *rdb.Writer
 
@@ -76,22 +77,27 @@ func RemoveSnapshotTemp() {
 	}
 }
 
-// StartSnapshot begins an RDB file at path.
-func StartSnapshot(fs FS, path string, opts rdb.Options, h rdb.Header, functions []string) (*Snapshot, error) {
+// StartSnapshot begins an RDB file at path; bg is a BGSAVE's, whose file a
+// child process writes when the server has one (StartChild).
+func StartSnapshot(fs FS, path string, bg bool, opts rdb.Options, h rdb.Header, functions []string) (*Snapshot, error) {
 	if fs == nil {
 		fs = OSFS{}
 	}
 	s := &Snapshot{fs: fs, path: path, bgDone: make(chan struct{})}
 	// One snapshot at a time (the server's saves exclude each other), so
-	// Redis's name: temp-<pid>.rdb.
-	s.tmpPath = filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d.rdb", os.Getpid()))
-	snapTemp.Store(&s.tmpPath)
-	f, err := fs.OpenFile(s.tmpPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	// Redis's name: temp-<pid>.rdb, the pid of the process writing it.
+	f, tmpPath, err := openTemp(fs, filepath.Dir(path), "temp-%d.rdb", "redshard-rdb-bgsave", bg)
 	if err != nil {
+		if tmpPath == "" {
+			tmpPath = "temp-<child>.rdb"
+		}
 		return nil, fmt.Errorf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %w",
-			filepath.Base(s.tmpPath), filepath.Dir(path), unwrapPath(err))
+			filepath.Base(tmpPath), filepath.Dir(path), unwrapPath(err))
 	}
+	s.tmpPath = tmpPath
+	snapTemp.Store(&s.tmpPath)
 	s.tmp, s.out = f, f
+	s.child, _ = f.(ChildFile)
 	if err := s.begin(opts, h, functions); err != nil {
 		_ = f.Close()
 		_ = fs.Remove(s.tmpPath)
@@ -288,3 +294,6 @@ func (s *Snapshot) Abort() {
 	_ = s.tmp.Close()
 	_ = s.fs.Remove(s.tmpPath)
 }
+
+// Child is the child process writing the file (StartChild), or nil.
+func (s *Snapshot) Child() ChildFile { return s.child }

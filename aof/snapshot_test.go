@@ -19,7 +19,7 @@ func TestSnapshotFinishAbortExclusive(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "dump.rdb")
 	start := func() *Snapshot {
-		s, err := StartSnapshot(nil, path, rdb.DefaultOptions(), rdb.Header{}, nil)
+		s, err := StartSnapshot(nil, path, false, rdb.DefaultOptions(), rdb.Header{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

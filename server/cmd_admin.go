@@ -1298,7 +1298,11 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 	case shutFailed:
 		x.Err(errShutdownFailed)
 	case shutExit:
-		x.cl.closing = true
+		// No reply, and nothing more from this client: the connection
+		// ends with the process, once the log is closed and any child
+		// is gone (finishExit), as Redis's exit(0) inside the command.
+		// A client that sees it closed then finds the port closed too.
+		x.Block(0, [][]byte{})
 	case shutWaiting:
 		x.Block(0, [][]byte{})
 		x.shutWait = true

@@ -472,8 +472,8 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("pubsub_channels", int64(nch))
 		w.int("pubsub_patterns", int64(npat))
 		w.int("pubsubshard_channels", int64(nshard))
-		w.int("latest_fork_usec", 0)
-		w.int("total_forks", 0)
+		w.int("latest_fork_usec", srv.forks.lastUsec.Load()) // a background job's child (bgchild.go)
+		w.int("total_forks", srv.forks.total.Load())
 		w.int("migrate_cached_sockets", int64(shard.MigrateCachedSockets()))
 		w.int("slave_expires_tracked_keys", 0)
 		w.int("active_defrag_hits", 0)
@@ -621,7 +621,10 @@ func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) 
 	}
 	w.bool("aof_enabled", ps != nil)
 	w.bool("aof_rewrite_in_progress", rewriting)
-	w.int("aof_rewrite_scheduled", b2i(srv.save.rewriteAfter.Load())) // waits for a BGSAVE (snapshot.go)
+	// Scheduled: waits for a BGSAVE (snapshot.go), or for the retry of a
+	// failed first rewrite (maybeAutoRewrite).
+	waiting := srv.aofLog() != nil && srv.aofLog().log.WaitingRewrite() && !srv.rw.active.Load()
+	w.int("aof_rewrite_scheduled", b2i(srv.save.rewriteAfter.Load() || waiting))
 	w.int("aof_last_rewrite_time_sec", srv.rw.lastSecs.Load())
 	w.int("aof_current_rewrite_time_sec", curRewrite)
 	w.str("aof_last_bgrewrite_status", status(srv.rw.lastOK.Load()))

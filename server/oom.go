@@ -45,8 +45,8 @@ func (srv *Server) initOOMScoreAdj() {
 }
 
 // setOOMScoreAdj is Redis's setOOMScoreAdj for the process's class, the
-// master's or, while it replicates, the replica's (redshard forks no
-// child, so the third class is never used): "yes"/"relative" adds that
+// master's or, while it replicates, the replica's (the third class is the
+// background child's, childOOMScoreAdj): "yes"/"relative" adds that
 // class's value of oom-score-adj-values to the score the process started with,
 // "absolute" sets it, both clamped to [-1000, 1000]; "no" restores the
 // original score if redshard had changed it. It reports failures in the
@@ -93,6 +93,24 @@ func (srv *Server) setOOMScoreAdj() bool {
 		return false
 	}
 	return true
+}
+
+// childOOMScoreAdj is the score a background job's child process gives
+// itself (bgchild), as Redis's child calls setOOMScoreAdj(CONFIG_OOM_BGCHILD):
+// "" when oom-score-adj is no, so the child keeps the server's score.
+func (srv *Server) childOOMScoreAdj() string {
+	st := &srv.oom
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	mode, _ := srv.cfg.GetValue("oom-score-adj")
+	if mode == "no" || !st.adjusted {
+		return ""
+	}
+	val := srv.cfg.OOMScoreAdjValues()[2]
+	if mode == "yes" {
+		val += st.base
+	}
+	return strconv.FormatInt(min(max(val, -1000), 1000), 10)
 }
 
 // OOMScoreAdjValues is oom-score-adj-values: the master, replica and

@@ -144,6 +144,7 @@ func (srv *Server) aofOptions(fresh bool) aof.Options {
 		Fsync:         cfg.AppendFsync(),
 		LoadTruncated: cfg.AOFLoadTruncated(),
 		Timestamps:    cfg.AOFTimestampEnabled(),
+		DisableAutoGC: cfg.AOFDisableAutoGC(),
 		Fresh:         fresh,
 		RDB: func(r io.Reader) (int64, error) { // an RDB base: loadLog's reader
 			if srv.rdbBase == nil {
@@ -797,6 +798,8 @@ func reloadData(x *Exec, load func(func([][]byte) error) (aof.LoadStats, error))
 		return
 	}
 	srv.log.Warningf("Append Only File loaded by DEBUG LOADAOF")
+	// Redis sets server.dirty to 0: rdb_changes_since_last_save reads 0.
+	srv.save.base.Store(srv.dirtyNow())
 	x.OK()
 }
 
@@ -830,6 +833,16 @@ func (srv *Server) installPersistHooks() {
 		if ps := srv.persist; ps != nil {
 			ps.log.SetTimestamps(cfg.AOFTimestampEnabled())
 		}
+	})
+	cfg.OnApply("aof-disable-auto-gc", func() error {
+		// Turned off, the history files go at once (Redis's
+		// updateAofAutoGCEnabled).
+		if ps := srv.aofLog(); ps != nil {
+			if err := ps.log.SetDisableAutoGC(cfg.AOFDisableAutoGC()); err != nil {
+				srv.log.Warningf("Can't remove the AOF history files: %v", err)
+			}
+		}
+		return nil
 	})
 	cfg.OnApply("appendonly", func() error {
 		if cfg.AppendOnly() && srv.aofLog() == nil {
@@ -886,10 +899,15 @@ func (srv *Server) startAppendOnly() error {
 	}
 	srv.fitProcs()
 	srv.wakeHeld() // replies held for the closed log's records (forgetNeeds)
-	if err := srv.startRewrite(); err != nil {
+	if srv.save.active.Load() || srv.repl.m.imaging.Load() {
+		// One image at a time: the rewrite is scheduled (INFO's
+		// aof_rewrite_scheduled) and starts when the BGSAVE or the
+		// replica's full sync is done; meanwhile the records go to the
+		// temp incr file, and the manifest stays as it was.
+		srv.save.rewriteAfter.Store(true)
+	} else if err := srv.startRewrite(); err != nil {
 		srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
 	}
-	srv.rw.initial.Store(srv.rw.cur.Load())
 	srv.log.Noticef("AOF turned on by CONFIG SET appendonly yes")
 	return nil
 }

@@ -56,9 +56,6 @@ const (
 )
 
 type rewriteStatus struct {
-	// initial is the rewrite CONFIG SET appendonly yes started: until it
-	// ends the folder has no base, and a shutdown must not kill it.
-	initial   atomic.Pointer[aof.Rewrite]
 	active    atomic.Bool
 	started   atomic.Int64 // unix ms of the current rewrite's start
 	lastSecs  atomic.Int64 // duration of the last rewrite, -1 before any
@@ -152,6 +149,9 @@ func (srv *Server) startRewrite() error {
 	for _, l := range srv.loops {
 		l.startRewrite(r, rdbBase)
 	}
+	if c := r.Child(); c != nil {
+		go srv.watchRewriteChild(r, c) // bgchild.go
+	}
 	return nil
 }
 
@@ -159,6 +159,7 @@ func (srv *Server) startRewrite() error {
 // and queues the loop's first step.
 func (l *Loop) startRewrite(r *aof.Rewrite, rdbBase bool) {
 	l.rwJob = r
+	l.startImageDelay()
 	if rdbBase {
 		cw := rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, r.Hand)
 		l.rwChunks = cw
@@ -184,7 +185,7 @@ func (l *Loop) rewriteStep() {
 	}
 	// A FLUSHALL or SWAPDB run by a transaction may have finished the
 	// image already (Rewriting is then false).
-	if d := l.srv.cfg.RDBKeySaveDelay(); d != 0 && l.sh.Rewriting() {
+	if d := l.imgDelay; d != 0 && l.sh.Rewriting() {
 		// rdb-key-save-delay: small steps, each followed by a wait of the
 		// delay times the keys it serialized, as Redis's child sleeps per
 		// key it saves.
@@ -263,7 +264,25 @@ func (l *Loop) rewriteStep() {
 func (srv *Server) maybeAutoRewrite() {
 	pct := srv.cfg.AutoAOFRewritePercentage()
 	ps := srv.aofLog()
-	if pct <= 0 || srv.rw.active.Load() || ps == nil || srv.repl.m.imaging.Load() {
+	if srv.rw.active.Load() || ps == nil || srv.repl.m.imaging.Load() {
+		return
+	}
+	if ps.log.WaitingRewrite() {
+		// CONFIG SET appendonly yes whose rewrite failed or waited for a
+		// BGSAVE: Redis's serverCron starts the scheduled one (its
+		// aof_rewrite_scheduled), within the same limit.
+		if srv.save.active.Load() {
+			return
+		}
+		if limited, _ := srv.rwLimit.limited(srv.rw.failures.Load(), time.Now()); limited {
+			return
+		}
+		if sys := srv.sysClient; !sys.hopOut && len(sys.qbuf) == 0 {
+			sys.onData(bgrewriteaofRequest)
+		}
+		return
+	}
+	if pct <= 0 {
 		return
 	}
 	st := ps.log.Stats()
@@ -338,22 +357,37 @@ func (srv *Server) newSysClient() *Client {
 	return cl
 }
 
+// startImageDelay takes rdb-key-save-delay for the image the loop starts:
+// Redis's child keeps the value it forked with, so setting the option
+// back to 0 does not speed up a job under way (the suite kills the child
+// instead), and neither does it here.
+func (l *Loop) startImageDelay() {
+	l.imgDelay = l.srv.cfg.RDBKeySaveDelay()
+	l.imgGen.Add(1)
+}
+
 // delayStep queues the next rewrite step after rdb-key-save-delay
 // microseconds for each of the keys the last step serialized (a negative
 // value is nanoseconds, as Redis's debugDelay): the test knob that slows
 // Redis's rewrite child down slows redshard's rewrite the same way,
-// without stopping the loop. The wait ends early when the option is set
-// back to 0 or the rewrite is stopped.
+// without stopping the loop. The wait ends early when the image is
+// stopped (another starts, or the server stops), and then queues nothing.
 func (l *Loop) delayStep(d, keys int64) {
+	gen := l.imgGen.Load()
 	wait := debugDelay(d) * time.Duration(keys)
 	for end := time.Now().Add(wait); ; {
 		left := time.Until(end)
-		if left <= 0 || l.srv.cfg.RDBKeySaveDelay() == 0 {
+		if left <= 0 {
 			break
+		}
+		if l.imgGen.Load() != gen || l.srv.stopping.Load() {
+			return
 		}
 		time.Sleep(min(left, 20*time.Millisecond))
 	}
-	_ = l.el.Execute(context.Background(), l.rwStep)
+	if l.imgGen.Load() == gen {
+		_ = l.el.Execute(context.Background(), l.rwStep)
+	}
 }
 
 // debugDelay is the wait of one key under a test knob (rdb-key-save-delay,

@@ -461,6 +461,10 @@ func (l *Loop) scriptPrepare(x *Exec, flags uint64, ro bool) bool {
 		return false
 	}
 	if flags&lua.FlagNoWrites == 0 {
+		if l.srv.writesRefused() != "" && !l.srv.repl.isReplica.Load() && (x.cl == nil || x.cl.rm == nil) {
+			x.Err("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.")
+			return false
+		}
 		if msg := l.srv.logError(); msg != "" {
 			x.Err("MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: " + strings.TrimPrefix(msg, "MISCONF Errors writing to the AOF file: "))
 			return false
@@ -648,6 +652,11 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 		return r.reject(dst, cmd, "ERR Write commands are not allowed from read-only scripts.")
 	}
 	if write && !r.wrote {
+		// Redis's scriptVerifyWriteCommandAllow: a failed BGSAVE (on a
+		// master) or the AOF's error refuses the script's writes.
+		if msg := srv.writesRefused(); msg != "" && !srv.repl.isReplica.Load() && (r.cl == nil || r.cl.rm == nil) {
+			return r.reject(dst, cmd, msg)
+		}
 		if msg := srv.logError(); msg != "" {
 			return r.reject(dst, cmd, msg)
 		}

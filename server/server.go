@@ -38,6 +38,7 @@ const (
 
 // Server is one redshard process.
 type Server struct {
+	forks  forkStats   // bgchild.go
 	trk    serverTrack // CLIENT TRACKING (tracking.go)
 	cfg    *Config
 	tun    *shard.Tunables
@@ -150,6 +151,8 @@ type Loop struct {
 	snap      *loopSnap    // this shard's part of a BGSAVE in progress (snapshot.go)
 	dirtyPub  atomic.Int64 // stats.dirty as of the last cron, for the save schedule
 	rwStep    gnet.Runnable
+	imgDelay  int64        // rdb-key-save-delay when the image started (rewrite.go)
+	imgGen    atomic.Int64 // counts the images started, for delayStep
 	rwRun     time.Time    // start of the rewrite steps run since the loop last served a client (rewrite.go)
 	rwReads   int64        // stats.reads at the last step
 	rwBusy    bool         // clients were served lately: short runs and steps (rewrite.go)
@@ -368,6 +371,7 @@ func Run(cfg *Config, log *Logger) error {
 	// -LOADING until it is loaded (persist.go).
 	srv.startLoading()
 	srv.initOOMScoreAdj()
+	srv.initBgChild()
 	srv.ready.Store(true)
 	srv.startBackground()
 	srv.startReplicaAtBoot()                   // replicaof in the config (replica.go)

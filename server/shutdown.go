@@ -283,7 +283,7 @@ func (srv *Server) finishShutdownLocked(flags int64, parked bool) bool {
 	st := &srv.shut
 	force := flags&shutdownForce != 0
 	srv.logLaggingReplicas()
-	if r := srv.rw.cur.Load(); r != nil && r == srv.rw.initial.Load() {
+	if ps := srv.aofLog(); ps != nil && ps.log.WaitingRewrite() { // Redis's AOF_WAIT_REWRITE
 		if !force {
 			srv.log.Warningf("Writing initial AOF, can't exit.")
 			srv.log.Warningf("Errors trying to shut down the server. Check the logs for more information.")
@@ -495,7 +495,20 @@ func (srv *Server) setCronPaused(p bool) {
 // parked, the AOF flushed and fsynced, the pid file removed.
 func (srv *Server) finishExit() {
 	srv.waitLoader() // it gives up at once, or finishes its swap
-	if err := srv.parkAll(srv.closeLog); err != nil {
+	end := func() {
+		// prepareForShutdown's kill of a child: its job stops and its
+		// temp file goes (rdbRemoveTempFile, aofRemoveTempFile).
+		if srv.save.cur.Load() != nil {
+			srv.log.Warningf("There is a child saving an .rdb. Killing it!")
+			srv.abortSnapshot()
+		}
+		if srv.rw.cur.Load() != nil {
+			srv.log.Warningf("There is a child rewriting the AOF. Killing it!")
+			srv.abortRewrite()
+		}
+		srv.closeLog()
+	}
+	if err := srv.parkAll(end); err != nil {
 		srv.closeLog()
 	}
 	if srv.cfg.Daemonize() || srv.cfg.PidFile() != "" {

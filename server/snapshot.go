@@ -185,9 +185,9 @@ func (srv *Server) rdbPath() string {
 
 // openSnapshot starts the file: header and function libraries; repl, the
 // replication aux fields (parked saves only).
-func (srv *Server) openSnapshot(repl ...[2]string) (*aof.Snapshot, error) {
+func (srv *Server) openSnapshot(bg bool, repl ...[2]string) (*aof.Snapshot, error) {
 	h, codes := srv.imageHead(repl...)
-	return aof.StartSnapshot(nil, srv.rdbPath(), srv.rdbOptions(), h, codes)
+	return aof.StartSnapshot(nil, srv.rdbPath(), bg, srv.rdbOptions(), h, codes)
 }
 
 // imageHead is what every RDB image starts with: the header (with extra
@@ -231,7 +231,7 @@ func (srv *Server) startSnapshot() error {
 	}
 	now := time.Now()
 	srv.save.lastTry.Store(now.UnixMilli())
-	s, err := srv.openSnapshot()
+	s, err := srv.openSnapshot(true)
 	if err != nil {
 		srv.save.active.Store(false)
 		srv.save.failed.Store(true)
@@ -248,6 +248,9 @@ func (srv *Server) startSnapshot() error {
 	for _, l := range srv.loops {
 		l.startSnap(s, false)
 	}
+	if c := s.Child(); c != nil {
+		go srv.watchSnapshotChild(s, c) // bgchild.go
+	}
 	return nil
 }
 
@@ -256,6 +259,7 @@ func (srv *Server) startSnapshot() error {
 // step.
 func (l *Loop) startSnap(s *aof.Snapshot, sync bool) {
 	js := &loopSnap{s: s, sync: sync}
+	l.startImageDelay()
 	js.cw = rdb.NewChunkWriter(l.srv.rdbOptions(), snapChunk, s.Hand)
 	js.cw.Offload(snapOffloadDepth) // LZF off the loop
 	l.snap = js
@@ -370,7 +374,7 @@ func (srv *Server) saveImage(walk bool, pending int64) error {
 		}
 	}
 	start := time.Now()
-	s, err := srv.openSnapshot(srv.replAux()...)
+	s, err := srv.openSnapshot(false, srv.replAux()...)
 	if err != nil {
 		srv.log.Warningf("%v", err)
 		return err

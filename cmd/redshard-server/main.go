@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/bgchild"
 	"github.com/redshard/redshard/server"
 )
 
@@ -38,7 +39,14 @@ const (
 	defaultPidFile = "/var/run/redshard.pid"
 )
 
-func main() { os.Exit(run(os.Args)) }
+func main() {
+	// A background job's child (a BGSAVE's or a rewrite's file) is this
+	// binary run again: Main runs it and exits; in the server, Enable lets
+	// jobs start one.
+	bgchild.Main()
+	bgchild.Enable()
+	os.Exit(run(os.Args))
+}
 
 func run(argv []string) int {
 	prog := "redshard-server"

@@ -1,0 +1,121 @@
+package server
+
+// Background jobs' child processes (package bgchild).
+//
+// A BGSAVE's and an AOF rewrite's file is written by a child process of the
+// server, which the image is streamed to, so that what Redis's users see of
+// a background job holds: the child shows in ps, the temp file carries its
+// pid, it takes oom-score-adj-values' bgchild class, and killing it stops
+// the job. The image itself is still made by the loops, in steps, without
+// fork (rewrite.go, snapshot.go); the child only writes.
+//
+// A child that exits before its input has ended (kill -9, the OOM killer,
+// a write error) fails its job as Redis's dead child does: a watcher
+// goroutine waits for the child's exit and, if it died, parks every loop
+// and aborts the job if it is still the current one (the image steps stop,
+// the temp file is removed), then records the failure: for a rewrite
+// aof_last_bgrewrite_status:err and one more consecutive failure (the
+// incremental file it opened stays, as Redis's does); for a BGSAVE
+// rdb_last_bgsave_status:err, so writes get -MISCONF under
+// stop-writes-on-bgsave-error, and replicas waiting for the file fail their
+// sync. A job that ends normally or is aborted by the server ends its child
+// itself, and the watcher finds the job gone or the child not dead.
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redshard/redshard/aof"
+	"github.com/redshard/redshard/bgchild"
+)
+
+// initBgChild makes background jobs run their file in a child process
+// when the binary can be its own child (cmd/redshard-server calls
+// bgchild.Main and bgchild.Enable).
+func (srv *Server) initBgChild() {
+	if !bgchild.Enabled() {
+		return
+	}
+	aof.StartChild = func(dir, pattern, title string) (aof.ChildFile, error) {
+		start := time.Now()
+		c, err := bgchild.Start(dir, pattern, title, srv.childOOMScoreAdj())
+		if err == nil {
+			// INFO's total_forks and latest_fork_usec: the child's start.
+			srv.forks.total.Add(1)
+			srv.forks.lastUsec.Store(time.Since(start).Microseconds())
+		}
+		return c, err
+	}
+}
+
+// forkStats are INFO stats' total_forks and latest_fork_usec.
+type forkStats struct {
+	total, lastUsec atomic.Int64
+}
+
+// childDiedBefore waits for the child's exit and reports whether it died
+// before its input ended.
+func childDiedBefore(c aof.ChildFile) bool {
+	<-c.Done()
+	select {
+	case <-c.Died():
+		return true
+	default:
+		return false
+	}
+}
+
+// childExitText is Redis's words for how a child ended early.
+func childExitText(c aof.ChildFile) string {
+	var k *bgchild.Killed
+	if err := c.Err(); errors.As(err, &k) {
+		return "terminated by signal " + strconv.Itoa(int(k.Signal))
+	}
+	return "terminated with error"
+}
+
+// watchRewriteChild fails the rewrite r if its child dies early.
+func (srv *Server) watchRewriteChild(r *aof.Rewrite, c aof.ChildFile) {
+	if !childDiedBefore(c) {
+		return
+	}
+	_ = srv.parkAll(func() {
+		if srv.rw.cur.Load() != r || !srv.abortRewrite() {
+			return
+		}
+		how := childExitText(c)
+		srv.log.Warningf("Background AOF rewrite %s", how)
+		if err := c.Err(); err != nil && !strings.HasPrefix(how, "terminated by signal") {
+			srv.log.Warningf("Background AOF rewrite child: %v", err)
+		}
+		srv.rw.lastOK.Store(false)
+		srv.rw.failures.Add(1)
+		srv.rw.count.Add(1)
+	})
+}
+
+// watchSnapshotChild fails the BGSAVE s if its child dies early.
+func (srv *Server) watchSnapshotChild(s *aof.Snapshot, c aof.ChildFile) {
+	if !childDiedBefore(c) {
+		return
+	}
+	_ = srv.parkAll(func() {
+		if srv.save.cur.Load() != s || !srv.abortSnapshot() {
+			return
+		}
+		how := childExitText(c)
+		srv.log.Warningf("Background saving %s", how)
+		if err := c.Err(); err != nil && !strings.HasPrefix(how, "terminated by signal") {
+			srv.log.Warningf("Background saving child: %v", err)
+		}
+		srv.save.failed.Store(true)
+		srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
+		srv.replDiskSaved(errors.New("Background saving " + how))
+		if srv.save.rewriteAfter.CompareAndSwap(true, false) {
+			srv.sysRequest(bgrewriteaofRequest)
+		}
+	})
+}
