@@ -119,3 +119,52 @@ func (srv *Server) watchSnapshotChild(s *aof.Snapshot, c aof.ChildFile) {
 		}
 	})
 }
+
+// imageStats are INFO persistence's current_cow_size, current_save_keys_*
+// and current_fork_perc while a BGSAVE or a rewrite runs, and
+// rdb_last_cow_size / aof_last_cow_size after: redshard's image copies a
+// key only when a write is about to change it before the walk reached it
+// (shard.ImageProgress), which is what copy-on-write costs Redis's child.
+type imageStats struct {
+	keysTotal        atomic.Int64 // keys at the cut
+	lastRDB, lastAOF atomic.Int64 // copied bytes of the last BGSAVE, rewrite
+}
+
+// imageStarted records the keys at the cut; every loop is parked.
+func (srv *Server) imageStarted() {
+	var n int64
+	for _, sh := range srv.shards {
+		k, _ := sh.Keys()
+		n += int64(k)
+	}
+	srv.img.keysTotal.Store(n)
+}
+
+// imageProgress sums the shards' progress of the image under way.
+func (srv *Server) imageProgress() (keys, copied int64) {
+	for _, sh := range srv.shards {
+		k, c := sh.ImageProgress()
+		keys += k
+		copied += c
+	}
+	return keys, copied
+}
+
+// infoImage writes the current_* fields of INFO persistence.
+func (srv *Server) infoImage(w *infoWriter) {
+	var keys, copied, total int64
+	if srv.save.active.Load() || srv.rw.active.Load() {
+		keys, copied = srv.imageProgress()
+		total = srv.img.keysTotal.Load()
+	}
+	perc := 0.0
+	if total > 0 {
+		perc = min(float64(keys)*100/float64(total), 100)
+	}
+	w.int("current_cow_peak", copied) // it only grows during an image
+	w.int("current_cow_size", copied)
+	w.int("current_cow_size_age", 0)
+	w.float("current_fork_perc", perc)
+	w.int("current_save_keys_processed", keys)
+	w.int("current_save_keys_total", total)
+}

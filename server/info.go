@@ -595,12 +595,7 @@ func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) 
 	loading := srv.load.active.Load()
 	w.bool("loading", loading)
 	w.bool("async_loading", srv.rs.asyncLoading.Load())
-	w.int("current_cow_peak", 0)
-	w.int("current_cow_size", 0)
-	w.int("current_cow_size_age", 0)
-	w.float("current_fork_perc", 0)
-	w.int("current_save_keys_processed", 0)
-	w.int("current_save_keys_total", 0)
+	srv.infoImage(w)        // bgchild.go
 	srv.infoRDB(w, t.dirty) // snapshot.go
 
 	ps := srv.aofLog()
@@ -631,7 +626,7 @@ func (srv *Server) infoPersistence(w *infoWriter, t *statTotals, now time.Time) 
 	w.int("aof_rewrites", srv.rw.count.Load())
 	w.int("aof_rewrites_consecutive_failures", srv.rw.failures.Load())
 	w.str("aof_last_write_status", status(ps == nil || st.LastWriteStatus == "ok"))
-	w.int("aof_last_cow_size", 0)
+	w.int("aof_last_cow_size", srv.img.lastAOF.Load())
 	w.int("module_fork_in_progress", 0)
 	w.int("module_fork_last_cow_size", 0)
 	if ps != nil {

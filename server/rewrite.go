@@ -146,6 +146,7 @@ func (srv *Server) startRewrite() error {
 		w.Flush()
 	}
 	srv.procsFor(1) // a P for the base's writer goroutine (procs.go)
+	srv.imageStarted()
 	for _, l := range srv.loops {
 		l.startRewrite(r, rdbBase)
 	}
@@ -429,6 +430,8 @@ func (srv *Server) finishRewrite(r *aof.Rewrite) {
 	if !srv.rw.cur.CompareAndSwap(r, nil) {
 		return // aborted meanwhile (abortRewrite did the accounting)
 	}
+	_, copied := srv.imageProgress()
+	srv.img.lastAOF.Store(copied)
 	srv.procsFor(-1)
 	secs := (time.Now().UnixMilli() - srv.rw.started.Load()) / 1000
 	srv.rw.lastSecs.Store(secs)

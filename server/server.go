@@ -39,6 +39,7 @@ const (
 // Server is one redshard process.
 type Server struct {
 	forks  forkStats   // bgchild.go
+	img    imageStats  // bgchild.go
 	trk    serverTrack // CLIENT TRACKING (tracking.go)
 	cfg    *Config
 	tun    *shard.Tunables

@@ -245,6 +245,7 @@ func (srv *Server) startSnapshot() error {
 	srv.save.remaining.Store(int32(len(srv.loops)))
 	srv.log.Noticef("Background saving started")
 	srv.procsFor(1) // a P for the writer goroutine (procs.go)
+	srv.imageStarted()
 	for _, l := range srv.loops {
 		l.startSnap(s, false)
 	}
@@ -300,6 +301,8 @@ func (srv *Server) finishSnapshot(s *aof.Snapshot) {
 	if !srv.save.cur.CompareAndSwap(s, nil) {
 		return // aborted meanwhile
 	}
+	_, copied := srv.imageProgress()
+	srv.img.lastRDB.Store(copied)
 	srv.procsFor(-1)
 	srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
 	if err != nil {
@@ -545,7 +548,7 @@ func (srv *Server) infoRDB(w *infoWriter, dirty int64) {
 	}
 	w.int("rdb_current_bgsave_time_sec", cur)
 	w.int("rdb_saves", srv.save.saves.Load())
-	w.int("rdb_last_cow_size", 0)
+	w.int("rdb_last_cow_size", srv.img.lastRDB.Load())
 	w.int("rdb_last_load_keys_expired", srv.save.loadedExpired.Load())
 	w.int("rdb_last_load_keys_loaded", srv.save.loadedKeys.Load())
 }

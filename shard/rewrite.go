@@ -48,6 +48,17 @@ func (s *Shard) startImage(rw *rewriteState) {
 		s.rwEpoch = 1
 	}
 	s.rw = rw
+	s.imgKeys.Store(0)
+	s.imgCopied.Store(0)
+}
+
+// ImageProgress is the current (or last) image's progress: the keys it has
+// serialized, and the memory of those it had to serialize ahead of the
+// walk because a write was about to change them (copied to keep their
+// state at the cut: what copy-on-write costs Redis's fork child, INFO's
+// current_cow_size).
+func (s *Shard) ImageProgress() (keys, copied int64) {
+	return s.imgKeys.Load(), s.imgCopied.Load()
 }
 
 // RewriteKeys counts the keys the shard's images have serialized, ever:
@@ -98,6 +109,7 @@ func (db *DB) rwBefore(slot int32) {
 		return
 	}
 	if e := db.at(slot); e.live && e.rwEpoch != s.rwEpoch {
+		s.imgCopied.Add(db.MemUsage(slot))
 		s.serialize(db, slot)
 	}
 }
@@ -107,6 +119,7 @@ func (s *Shard) serialize(db *DB, slot int32) {
 	e := db.at(slot)
 	e.rwEpoch = s.rwEpoch
 	s.rwKeys++
+	s.imgKeys.Add(1)
 	if s.rw.key != nil {
 		s.rw.key(db, slot)
 		return

@@ -73,3 +73,37 @@ func TestRewriteSurvivesFlushAll(t *testing.T) {
 		t.Fatalf("image has %d keys (want 1000), rewriting=%v", n, s.Rewriting())
 	}
 }
+
+// ImageProgress counts the keys an image serialized and, as copied, the
+// memory of those a write made it serialize ahead of the walk (INFO's
+// current_cow_size); keys the walk reached first cost nothing.
+func TestImageProgressCountsCopies(t *testing.T) {
+	s := New(0, 1)
+	db := s.DBs[0]
+	val := make([]byte, 500)
+	for i := 0; i < 1000; i++ {
+		db.SetStr([]byte(fmt.Sprintf("k%d", i)), val, false)
+	}
+	s.StartImage(func(*DB, int32) {})
+	if k, c := s.ImageProgress(); k != 0 || c != 0 {
+		t.Fatalf("at the cut: %d keys, %d copied", k, c)
+	}
+	s.RewriteStep(10)
+	k0, _ := s.ImageProgress()
+	var want int64
+	for i := 0; i < 16; i++ {
+		slot := db.Lookup([]byte(fmt.Sprintf("k%d", 500+i)))
+		if db.at(slot).rwEpoch != s.rwEpoch {
+			want += db.MemUsage(slot)
+		}
+		copy(db.ResizeStr(slot, 500)[0:], "BBBB")
+	}
+	k1, c1 := s.ImageProgress()
+	if want < 16*500/2 || c1 != want || k1 <= k0 {
+		t.Fatalf("after 16 writes: %d keys (was %d), %d copied, want %d", k1, k0, c1, want)
+	}
+	s.RewriteAll()
+	if k, c := s.ImageProgress(); k != 1000 || c != want {
+		t.Fatalf("at the end: %d keys, %d copied", k, c)
+	}
+}

@@ -42,6 +42,9 @@ type Shard struct {
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8
 	rwKeys  int64 // keys serialized by images, ever (RewriteKeys)
+	// The current (or last) image's progress, read by INFO from any loop
+	// (ImageProgress).
+	imgKeys, imgCopied atomic.Int64
 
 	// WATCH registry, per database index (watch.go); watchN counts the
 	// registrations, so that a change costs nothing when there are none.
