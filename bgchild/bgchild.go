@@ -145,7 +145,15 @@ func Start(dir, pattern, title, oomAdj string) (*Child, error) {
 		return nil, err
 	}
 	c.cmd.Stdin = pr
-	if err := c.cmd.Start(); err != nil {
+	// Started and registered under live's lock, so ReapStrays never
+	// takes the exit of one of ours.
+	live.mu.Lock()
+	err = c.cmd.Start()
+	if err == nil {
+		live.pids[c.cmd.Process.Pid] = true
+	}
+	live.mu.Unlock()
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		return nil, err
@@ -159,6 +167,9 @@ func Start(dir, pattern, title, oomAdj string) (*Child, error) {
 
 func (c *Child) wait() {
 	err := c.cmd.Wait()
+	live.mu.Lock()
+	delete(live.pids, c.cmd.Process.Pid)
+	live.mu.Unlock()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -248,4 +259,53 @@ func (c *Child) Close() error {
 	}
 	<-c.done
 	return nil
+}
+
+// live are the pids of the children Start made and Wait has not reaped.
+var live = struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+// ReapStrays reaps children of this process that exited and are none of
+// Start's: a process the server inherited as its child (a helper a
+// wrapper script forked before it exec'd the server) would otherwise stay
+// a zombie, and `pgrep -P` would find it instead of a job's child. Redis's
+// waitpid(-1) reaps them too ("detected child with unmatched pid"). It
+// returns the pids reaped. It reads /proc; call it now and then (the
+// server's cron, once a second).
+func ReapStrays() []int {
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	var reaped []int
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, field := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(field)
+			if err != nil {
+				continue
+			}
+			st, err := os.ReadFile("/proc/" + field + "/stat")
+			if err != nil {
+				continue
+			}
+			// The state follows the command's closing parenthesis.
+			i := bytes.LastIndexByte(st, ')')
+			if i < 0 || i+2 >= len(st) || st[i+2] != 'Z' {
+				continue
+			}
+			live.mu.Lock()
+			ours := live.pids[pid]
+			if !ours {
+				var ws syscall.WaitStatus
+				if p, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); err == nil && p == pid {
+					reaped = append(reaped, pid)
+				}
+			}
+			live.mu.Unlock()
+		}
+	}
+	return reaped
 }

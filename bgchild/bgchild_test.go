@@ -140,3 +140,32 @@ func TestBadSpec(t *testing.T) {
 		t.Fatalf("code %d, stderr %q", code, out.String())
 	}
 }
+
+// A child that is none of Start's (a wrapper's helper the server inherited)
+// is reaped once it exits; Start's children are left to their Wait.
+func TestReapStrays(t *testing.T) {
+	ours, err := Start(t.TempDir(), "temp-%d.rdb", "redshard-rdb-bgsave", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Skip("no /bin/true")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var reaped []int
+	for len(reaped) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		reaped = ReapStrays()
+	}
+	if len(reaped) != 1 || reaped[0] != pid {
+		t.Fatalf("reaped %v, want [%d]", reaped, pid)
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		t.Fatalf("%d is still there", pid)
+	}
+	// Ours exits (input ended) and stays for its own Wait: Sync sees exit 0.
+	if err := ours.Sync(); err != nil {
+		t.Fatalf("Sync of our child: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/bgchild"
 )
 
 // startBackground runs the per-shard cron (Redis's serverCron/databasesCron):
@@ -18,6 +19,14 @@ func (srv *Server) startBackground() {
 			l.cron()
 			return nil
 		})
+	}
+	if bgchild.Enabled() {
+		go func() { // bgchild.go
+			for !srv.stopping.Load() {
+				time.Sleep(time.Second)
+				srv.reapStrays()
+			}
+		}()
 	}
 	go func() {
 		for {

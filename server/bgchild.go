@@ -40,6 +40,7 @@ func (srv *Server) initBgChild() {
 		return
 	}
 	aof.StartChild = func(dir, pattern, title string) (aof.ChildFile, error) {
+		srv.reapStrays() // so that `pgrep -P` finds the new child alone
 		start := time.Now()
 		c, err := bgchild.Start(dir, pattern, title, srv.childOOMScoreAdj())
 		if err == nil {
@@ -48,6 +49,14 @@ func (srv *Server) initBgChild() {
 			srv.forks.lastUsec.Store(time.Since(start).Microseconds())
 		}
 		return c, err
+	}
+}
+
+// reapStrays reaps the server's exited children that are not jobs' (see
+// bgchild.ReapStrays), as Redis's waitpid(-1) does, with its log line.
+func (srv *Server) reapStrays() {
+	for _, pid := range bgchild.ReapStrays() {
+		srv.log.Warningf("Warning, detected child with unmatched pid: %d", pid)
 	}
 }
 
