@@ -3,21 +3,19 @@ package server
 // CONFIG SET port / bind at runtime (Redis's updatePort and applyBind).
 //
 // gnet takes its listening sockets when it starts and can neither close
-// them nor add one while it runs, so the addresses the server started with
-// keep accepting until it stops; this is where redshard differs from Redis,
-// which closes them (CONFIG SET bind "" leaves them open). gnet v2.9.7
-// offers no clean way out: Engine.Dup and DupListener hand out copies of a
-// listener, whose closing leaves gnet's own descriptor listening;
-// Engine.Stop stops every loop, and the loops own the shards; and closing
-// gnet's descriptor under it would leave its poller and its close at
-// shutdown acting on a number the kernel may since have given to another
-// file (a client's socket, the AOF), while an accept on it that fails
-// other than EAGAIN stops the engine. When CONFIG SET port or bind names other addresses,
-// redshard listens on those with sockets of its own and hands each
-// connection it accepts to a loop (gnet's Enroll, round robin), where it is
-// opened like any other. Setting the start addresses back, or port 0,
-// closes those extra sockets.
-//
+// them nor add one while it runs. Closing gnet's descriptor under it would
+// leave its poller and its close at shutdown acting on a number the kernel
+// may since have given to another file (a client's socket, the AOF), and
+// an accept on it that fails other than EAGAIN stops the engine. So a
+// start socket that CONFIG SET port or bind no longer names is retired in
+// place (retireListener): a listening unix socket with nothing to accept
+// is dup3'd over its number, which closes the TCP socket (connections are
+// refused, as after Redis's close, and CONFIG SET bind "" leaves none) and
+// takes it out of gnet's poller, while the number stays taken. Addresses
+// named that gnet does not listen on get sockets of redshard's own, whose
+// connections are handed to a loop (gnet's Enroll, round robin), where
+// they are opened like any other; addresses no longer named close them.
+
 // If an address can't be listened on (in use, not local), the sockets
 // opened for the change are closed, CONFIG SET fails with Redis's error and
 // rolls every option of the call back (config.go's apply hooks).
@@ -25,12 +23,17 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 type listeners struct {
@@ -72,12 +75,14 @@ func (srv *Server) initListeners(addrs []string) {
 	}()
 }
 
-// relisten makes the extra sockets match the configured port and bind.
+// relisten makes the extra sockets match the configured port and bind, and
+// retires the start sockets no longer named.
 func (srv *Server) relisten() error {
 	ls := &srv.lsn
-	want := map[string]bool{}
+	want, named := map[string]bool{}, map[string]bool{}
 	if srv.cfg.Port() != 0 {
 		for _, a := range srv.listenAddrs() {
+			named[a] = true
 			if !ls.start[a] {
 				want[a] = true
 			}
@@ -85,6 +90,19 @@ func (srv *Server) relisten() error {
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	// Start sockets no longer named go first, as Redis closes the old
+	// listeners before it binds the new (an address may be taken over by
+	// a narrower one on the same port). A failure below rolls the option
+	// back, and the rollback's relisten opens the old addresses again.
+	for a, on := range ls.start {
+		if on && !named[a] {
+			if err := retireListener(a); err != nil {
+				srv.log.Warningf("Could not close the listening socket %s: %v", a, err)
+				continue
+			}
+			ls.start[a] = false // named again later, it gets a socket of redshard's own
+		}
+	}
 	opened := map[string]net.Listener{}
 	for a := range want {
 		if ls.extra[a] != nil {
@@ -117,6 +135,73 @@ func (srv *Server) relisten() error {
 		go srv.acceptExtra(l)
 	}
 	return nil
+}
+
+// retireListener stops gnet's listening socket for addr
+// ("tcp4://host:port") without closing its descriptor under gnet: a
+// listening unix socket with nothing to accept (non-blocking, so an accept
+// gnet may already be about to make answers EAGAIN) is dup3'd over the
+// descriptor's number. That closes the TCP socket (new connections are
+// refused, as after Redis's close) and drops it from gnet's poller, while
+// the number stays taken until gnet closes it at shutdown, so no other
+// file can meet gnet's use of it.
+func retireListener(addr string) error {
+	network, hostport, _ := strings.Cut(addr, "://")
+	want, err := net.ResolveTCPAddr(network, hostport)
+	if err != nil {
+		return err
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if on, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_ACCEPTCONN); err != nil || on != 1 {
+			continue
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			continue
+		}
+		var ip net.IP
+		var port int
+		switch a := sa.(type) {
+		case *syscall.SockaddrInet4:
+			if network != "tcp4" {
+				continue
+			}
+			ip, port = net.IP(a.Addr[:]), a.Port
+		case *syscall.SockaddrInet6:
+			if network != "tcp6" {
+				continue
+			}
+			ip, port = net.IP(a.Addr[:]), a.Port
+		default:
+			continue
+		}
+		if port != want.Port || !ip.Equal(want.IP) {
+			continue
+		}
+		dummy, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		// An abstract address nobody knows (no file), to listen on.
+		err = syscall.Bind(dummy, &syscall.SockaddrUnix{Name: fmt.Sprintf("@redshard-retired-%d-%d-%d", os.Getpid(), fd, time.Now().UnixNano())})
+		if err == nil {
+			err = syscall.Listen(dummy, 0)
+		}
+		if err == nil {
+			err = unix.Dup3(dummy, fd, unix.O_CLOEXEC)
+		}
+		syscall.Close(dummy)
+		return err
+	}
+	return errors.New("no listening socket found")
 }
 
 // acceptExtra accepts on one of the extra sockets until it is closed.

@@ -32,9 +32,11 @@ func tcpRefused(addr string) bool {
 }
 
 // The unix socket serves like TCP, with unixsocketperm and Redis's CLIENT
-// LIST fields, and its file goes at shutdown. CONFIG SET bind "" keeps the
-// unix socket serving (the addresses the server started with keep
-// accepting until it stops: gnet's loops accept on them, see listen.go).
+// LIST fields, and its file goes at shutdown. CONFIG SET bind "" closes the
+// TCP socket the server started with (unit/networking's "Default bind
+// address configuration handling": new connections are refused) and keeps
+// the unix socket serving; binding again listens again, and the
+// connections made before are served all along.
 func TestUnixSocketAndEmptyBind(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
@@ -58,16 +60,39 @@ func TestUnixSocketAndEmptyBind(t *testing.T) {
 		}
 	}
 
+	before := s.client(t, 2)
+	if err := before.Ping(ctxT(t)).Err(); err != nil {
+		t.Fatal(err)
+	}
 	runSteps(t, u, []step{
 		cmd("config", "set", "bind", "").is("OK"),
 		cmd("config", "get", "bind").is([]any{"bind", ""}),
 	})
+	if !tcpRefused(s.Addr) {
+		t.Errorf("%s still accepts after CONFIG SET bind \"\"", s.Addr)
+	}
+	if err := before.Ping(ctxT(t)).Err(); err != nil {
+		t.Errorf("a connection made before CONFIG SET bind \"\": %v", err)
+	}
 	runSteps(t, u, []step{
 		cmd("get", "k").is("v"),
 		cmd("config", "set", "bind", "127.0.0.1").is("OK"),
 	})
 	if err := s.client(t, 2).Ping(ctxT(t)).Err(); err != nil {
 		t.Errorf("TCP after CONFIG SET bind 127.0.0.1: %v", err)
+	}
+	// A new port closes the start one, and the new one serves every loop.
+	np := freePort(t)
+	runSteps(t, u, []step{cmd("config", "set", "port", strconv.Itoa(np)).is("OK")})
+	if !tcpRefused(s.Addr) {
+		t.Errorf("%s still accepts after CONFIG SET port %d", s.Addr, np)
+	}
+	c2 := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(np), MaxRetries: -1, DisableIdentity: true})
+	defer c2.Close()
+	for i := 0; i < 4; i++ {
+		if err := c2.Set(ctxT(t), "p"+strconv.Itoa(i), "v", 0).Err(); err != nil {
+			t.Fatalf("on the new port: %v", err)
+		}
 	}
 	s.stop()
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
