@@ -24,7 +24,6 @@ package server
 import (
 	"errors"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -65,68 +64,57 @@ type forkStats struct {
 	total, lastUsec atomic.Int64
 }
 
-// childDiedBefore waits for the child's exit and reports whether it died
-// before its input ended.
-func childDiedBefore(c aof.ChildFile) bool {
+// watchChild waits for a job's child to exit and, if it died before its
+// input ended, parks every loop and runs abort, which stops the job if it
+// is still the current one and reports whether it did; then job's failure
+// is logged in Redis's words ("Background saving terminated by signal 9")
+// and failed records it, still with every loop parked.
+func (srv *Server) watchChild(c aof.ChildFile, job string, abort func() bool, failed func(how string)) {
 	<-c.Done()
 	select {
 	case <-c.Died():
-		return true
 	default:
-		return false
+		return
 	}
-}
-
-// childExitText is Redis's words for how a child ended early.
-func childExitText(c aof.ChildFile) string {
-	var k *bgchild.Killed
-	if err := c.Err(); errors.As(err, &k) {
-		return "terminated by signal " + strconv.Itoa(int(k.Signal))
-	}
-	return "terminated with error"
+	_ = srv.parkAll(func() {
+		if !abort() {
+			return
+		}
+		how := "terminated with error"
+		var k *bgchild.Killed
+		if err := c.Err(); errors.As(err, &k) {
+			how = "terminated by signal " + strconv.Itoa(int(k.Signal))
+		} else if err != nil {
+			srv.log.Warningf("%s child: %v", job, err)
+		}
+		srv.log.Warningf("%s %s", job, how)
+		failed(how)
+	})
 }
 
 // watchRewriteChild fails the rewrite r if its child dies early.
 func (srv *Server) watchRewriteChild(r *aof.Rewrite, c aof.ChildFile) {
-	if !childDiedBefore(c) {
-		return
-	}
-	_ = srv.parkAll(func() {
-		if srv.rw.cur.Load() != r || !srv.abortRewrite() {
-			return
-		}
-		how := childExitText(c)
-		srv.log.Warningf("Background AOF rewrite %s", how)
-		if err := c.Err(); err != nil && !strings.HasPrefix(how, "terminated by signal") {
-			srv.log.Warningf("Background AOF rewrite child: %v", err)
-		}
-		srv.rw.lastOK.Store(false)
-		srv.rw.failures.Add(1)
-		srv.rw.count.Add(1)
-	})
+	srv.watchChild(c, "Background AOF rewrite",
+		func() bool { return srv.rw.cur.Load() == r && srv.abortRewrite() },
+		func(string) {
+			srv.rw.lastOK.Store(false)
+			srv.rw.failures.Add(1)
+			srv.rw.count.Add(1)
+		})
 }
 
 // watchSnapshotChild fails the BGSAVE s if its child dies early.
 func (srv *Server) watchSnapshotChild(s *aof.Snapshot, c aof.ChildFile) {
-	if !childDiedBefore(c) {
-		return
-	}
-	_ = srv.parkAll(func() {
-		if srv.save.cur.Load() != s || !srv.abortSnapshot() {
-			return
-		}
-		how := childExitText(c)
-		srv.log.Warningf("Background saving %s", how)
-		if err := c.Err(); err != nil && !strings.HasPrefix(how, "terminated by signal") {
-			srv.log.Warningf("Background saving child: %v", err)
-		}
-		srv.save.failed.Store(true)
-		srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
-		srv.replDiskSaved(errors.New("Background saving " + how))
-		if srv.save.rewriteAfter.CompareAndSwap(true, false) {
-			srv.sysRequest(bgrewriteaofRequest)
-		}
-	})
+	srv.watchChild(c, "Background saving",
+		func() bool { return srv.save.cur.Load() == s && srv.abortSnapshot() },
+		func(how string) {
+			srv.save.failed.Store(true)
+			srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
+			srv.replDiskSaved(errors.New("Background saving " + how))
+			if srv.save.rewriteAfter.CompareAndSwap(true, false) {
+				srv.sysRequest(bgrewriteaofRequest)
+			}
+		})
 }
 
 // imageStats are INFO persistence's current_cow_size, current_save_keys_*
