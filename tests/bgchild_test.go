@@ -145,6 +145,9 @@ func TestRewriteChildKilled(t *testing.T) {
 			t.Fatalf("%s left behind", temp)
 		}
 	}
+	if !strings.Contains(s.log.String(), "Background AOF rewrite terminated by signal 9") {
+		t.Fatalf("log lacks Redis's line:\n%s", s.log.String())
+	}
 	manifest := func() string {
 		b, _ := os.ReadFile(filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.manifest"))
 		return string(b)
