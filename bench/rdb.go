@@ -206,7 +206,7 @@ func (h *harness) rdbGroup() {
 	fSave := r.fig("SAVE time", fSeconds, "", 0)
 	fBg := r.fig("BGSAVE time, 50 clients writing", fSeconds, "", 0)
 	fRSS0 := r.fig("RSS before BGSAVE (with the writers)", fMB, "", 0)
-	fPeak := r.fig("peak RSS during BGSAVE (redis: parent + fork)", fMB, "", 0)
+	fPeak := r.fig("peak RSS during BGSAVE (server + its child)", fMB, "", 0)
 	fGrow := r.fig("RSS growth during BGSAVE (peak − before)", fMB, "", 0)
 	fP99s := r.fig("GET p99, steady (50 clients writing)", fMillis, "", 0)
 	fP99b := r.fig("GET p99 during BGSAVE (50 clients writing)", fMillis, "", 0)
@@ -218,7 +218,7 @@ func (h *harness) rdbGroup() {
 			f.fail(k, why)
 		}
 	}
-	r.note("rdb: fresh servers each round (redshard, then redis), `--appendonly no --save \"\"`, redshard with its default shards. SAVE is timed by its reply; then `redis-benchmark -c 50 -t set -r 10000 -d 100` writes during a 2 s steady window and the BGSAVE; the BGSAVE time is from its reply until INFO says rdb_bgsave_in_progress:0 (polled every 5 ms), RSS is sampled every 5 ms (VmRSS of the server, plus its forked child's for redis-server: the fork's copy-on-write is its cost); GET p99 is one connection sending GETs of random string keys one at a time, over the steady window and over the BGSAVE. Load time: the server is stopped (SIGTERM, no save) and restarted on the dir with dump.rdb; n/a if it comes back with under 99%% of the keys.")
+	r.note("rdb: fresh servers each round (redshard, then redis), `--appendonly no --save \"\"`, redshard with its default shards. SAVE is timed by its reply; then `redis-benchmark -c 50 -t set -r 10000 -d 100` writes during a 2 s steady window and the BGSAVE; the BGSAVE time is from its reply until INFO says rdb_bgsave_in_progress:0 (polled every 5 ms), RSS is sampled every 5 ms (VmRSS of the server plus its child's: redis-server's fork, whose copy-on-write is its cost, or redshard's writer child, which the image is streamed to); GET p99 is one connection sending GETs of random string keys one at a time, over the steady window and over the BGSAVE. Load time: the server is stopped (SIGTERM, no save) and restarted on the dir with dump.rdb; n/a if it comes back with under 99%% of the keys.")
 	for round := 0; round < h.opt.rounds; round++ {
 		for k := 0; k < 2; k++ {
 			if isClosing() {
