@@ -279,6 +279,7 @@ func (srv *Server) maybeAutoRewrite() {
 			return
 		}
 		if sys := srv.sysClient; !sys.hopOut && len(sys.qbuf) == 0 {
+			srv.save.rewriteAfter.Store(false) // this is the one scheduled
 			sys.onData(bgrewriteaofRequest)
 		}
 		return

@@ -181,3 +181,59 @@ func TestRewriteChildKilled(t *testing.T) {
 		t.Fatalf("counter %q, want 4", v)
 	}
 }
+
+// CONFIG SET appendonly yes during a BGSAVE, as Redis's AOF_WAIT_REWRITE:
+// the rewrite is scheduled (aof_rewrite_scheduled:1), writes go to the temp
+// incr file and no manifest exists yet; when the BGSAVE ends the rewrite
+// runs, the folder is base 1 and incr 1, and a restart finds every write.
+func TestAppendonlyYesDuringBgsave(t *testing.T) {
+	s := startServer(t, "--shards", strconv.Itoa(nShards), "--enable-debug-command", "yes")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "2000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.ConfigSet(ctx, "rdb-key-save-delay", "3000") // 2000 keys: about 1.5 s over 4 shards
+	if err := c.BgSave(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v := infoField(t, c, "persistence", "aof_rewrite_scheduled"); v != "1" {
+		t.Fatalf("aof_rewrite_scheduled:%s during the BGSAVE", v)
+	}
+	if v := infoField(t, c, "persistence", "aof_rewrite_in_progress"); v != "0" {
+		t.Fatalf("aof_rewrite_in_progress:%s during the BGSAVE", v)
+	}
+	manifest := filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.manifest")
+	if _, err := os.Stat(manifest); err == nil {
+		t.Fatal("a manifest before the first rewrite")
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "appendonlydir", "temp-appendonly.aof.incr")); err != nil {
+		t.Fatalf("no temp incr file: %v", err)
+	}
+	c.Set(ctx, "during", "bgsave", 0)
+	c.ConfigSet(ctx, "rdb-key-save-delay", "0") // the image keeps its delay; the rewrite after it does not
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(manifest)
+		if string(b) == "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" &&
+			infoField(t, c, "persistence", "aof_rewrite_in_progress") == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scheduled rewrite did not end; manifest:\n%s", b)
+		}
+	}
+	if v := infoField(t, c, "persistence", "aof_rewrite_scheduled"); v != "0" {
+		t.Fatalf("aof_rewrite_scheduled:%s after the rewrite", v)
+	}
+	c.Set(ctx, "after", "rewrite", 0)
+	digest := c.Do(ctx, "DEBUG", "DIGEST").Val()
+	s.kill9()
+	s2 := startServerIn(t, s.Dir, "--shards", strconv.Itoa(nShards), "--appendonly", "yes", "--enable-debug-command", "yes")
+	c2 := s2.client(t, 1)
+	if d := c2.Do(ctx, "DEBUG", "DIGEST").Val(); d != digest {
+		t.Fatalf("digest after restart %v, want %v", d, digest)
+	}
+}
