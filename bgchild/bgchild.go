@@ -66,7 +66,28 @@ func Main() {
 	if !ok {
 		return
 	}
+	if pattern == pipeJob {
+		os.Exit(pipeChild(os.Getenv(envOOM), os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(child(os.Getenv(envDir), pattern, os.Getenv(envOOM), os.Stdin, os.Stderr))
+}
+
+// pipeJob is the job of a child that passes the image on (StartPipe).
+const pipeJob = "-"
+
+// pipeChild copies its input to its output: a disk-less full sync's
+// image, which the server reads back and sends to the replicas, as Redis's
+// child writes the RDB to a pipe its parent reads.
+func pipeChild(oom string, in io.Reader, out, errOut io.Writer) int {
+	if oom != "" {
+		_ = os.WriteFile("/proc/self/oom_score_adj", []byte(oom), 0)
+	}
+	buf := make([]byte, 1<<16)
+	if _, err := io.CopyBuffer(onlyWriter{out}, in, buf); err != nil {
+		fmt.Fprintln(errOut, err)
+		return 1
+	}
+	return 0
 }
 
 func child(dir, pattern, oom string, in io.Reader, errOut io.Writer) int {
@@ -121,10 +142,36 @@ type Child struct {
 	exit   error         // set before done is closed
 }
 
+// StartPipe runs a child that passes what is written to it on to the
+// returned reader (a disk-less full sync's image: see pipeChild). The
+// reader ends at the child's exit; Sync ends the input and waits.
+func StartPipe(title, oomAdj string) (*Child, *os.File, error) {
+	or, ow, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := start(title, pipeJob, "", oomAdj, ow)
+	ow.Close() // the child's copy stays open until it exits
+	if err != nil {
+		or.Close()
+		return nil, nil, err
+	}
+	return c, or, nil
+}
+
 // Start runs a child that writes dir/<pattern with its pid>. title names
 // the process in ps (Redis's "redis-rdb-bgsave", "redis-aof-rewrite").
 // oomAdj is written to its oom_score_adj unless empty.
 func Start(dir, pattern, title, oomAdj string) (*Child, error) {
+	c, err := start(title, pattern, dir, oomAdj, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.path = filepath.Join(dir, fmt.Sprintf(pattern, c.cmd.Process.Pid))
+	return c, nil
+}
+
+func start(title, pattern, dir, oomAdj string, stdout *os.File) (*Child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -136,6 +183,7 @@ func Start(dir, pattern, title, oomAdj string) (*Child, error) {
 		Env:    append(os.Environ(), envVar+"="+pattern, envDir+"="+dir, envOOM+"="+oomAdj),
 		Dir:    dir,
 		Stderr: &c.stderr,
+		Stdout: stdout,
 		// The child goes with the server, as Redis's child exits when it
 		// sees its parent gone.
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
@@ -160,7 +208,6 @@ func Start(dir, pattern, title, oomAdj string) (*Child, error) {
 	}
 	pr.Close()
 	c.in = pw
-	c.path = filepath.Join(dir, fmt.Sprintf(pattern, c.cmd.Process.Pid))
 	go c.wait()
 	return c, nil
 }

@@ -169,3 +169,41 @@ func TestReapStrays(t *testing.T) {
 		t.Fatalf("Sync of our child: %v", err)
 	}
 }
+
+// A pipe child passes its input on, as the child of a disk-less sync does;
+// killed, its output ends early and Died is closed.
+func TestPipeChild(t *testing.T) {
+	c, out, err := StartPipe("redshard-rdb-to-replicas", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	done := make(chan struct{})
+	go func() { got.ReadFrom(out); close(done) }()
+	want := bytes.Repeat([]byte("0123456789"), 100000)
+	if _, err := c.Write(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	out.Close()
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("read %d bytes, want %d", got.Len(), len(want))
+	}
+
+	c, out, err = StartPipe("redshard-rdb-to-replicas", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	go func() { _, _ = bytes.NewBuffer(nil).ReadFrom(out) }()
+	c.Write([]byte("x"))
+	syscall.Kill(c.Pid(), syscall.SIGKILL)
+	select {
+	case <-c.Died():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Died not closed")
+	}
+}

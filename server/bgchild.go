@@ -23,6 +23,7 @@ package server
 
 import (
 	"errors"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -164,4 +165,66 @@ func (srv *Server) infoImage(w *infoWriter) {
 	w.float("current_fork_perc", perc)
 	w.int("current_save_keys_processed", keys)
 	w.int("current_save_keys_total", total)
+}
+
+// startSyncChild starts the child a disk-less full sync's image passes
+// through, as Redis 7's child writes the RDB to a pipe that the parent
+// reads and sends to the replicas: so the sync has a child to show, to
+// class for the OOM killer and to kill, as Redis's. Nil without one (the
+// image then goes to the replicas straight from the loops).
+func (srv *Server) startSyncChild() (*bgchild.Child, *os.File) {
+	if !bgchild.Enabled() {
+		return nil, nil
+	}
+	srv.reapStrays()
+	start := time.Now()
+	c, out, err := bgchild.StartPipe("redshard-rdb-to-replicas", srv.childOOMScoreAdj())
+	if err != nil {
+		srv.log.Warningf("Can't start the child of the disk-less sync, sending from the server: %v", err)
+		return nil, nil
+	}
+	srv.forks.total.Add(1)
+	srv.forks.lastUsec.Store(time.Since(start).Microseconds())
+	return c, out
+}
+
+// relaySync sends what the sync's child gives back to the replicas, until
+// the child's output ends. When the last replica has gone it kills the
+// child (the image's writes then fail, and the sync ends in error), and
+// it logs Redis's lines for both ends.
+func (srv *Server) relaySync(c *bgchild.Child, out *os.File, fan *replFan, done chan struct{}) {
+	defer close(done)
+	defer out.Close()
+	buf := make([]byte, 64<<10)
+	dropped := false
+	for {
+		n, err := out.Read(buf)
+		if n > 0 && !dropped {
+			if _, werr := fan.Write(buf[:n]); werr != nil {
+				srv.log.Warningf("Diskless rdb transfer, last replica dropped, killing fork child.")
+				dropped = true
+				go c.Close() // kills it; its output then ends
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if dropped {
+		return
+	}
+	<-c.Done() // its output ended: it has exited, or is about to
+	select {
+	case <-c.Died():
+		srv.log.Warningf("Diskless rdb transfer, the child ended early: %v", c.Err())
+		return
+	default:
+	}
+	live := 0
+	for _, r := range fan.rs {
+		if !r.dropped.Load() {
+			live++
+		}
+	}
+	srv.log.Noticef("Diskless rdb transfer, done reading from pipe, %d replicas still up.", live)
 }

@@ -45,6 +45,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -56,6 +57,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/aof/rdb"
+	"github.com/redshard/redshard/bgchild"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -90,6 +92,7 @@ type replica struct {
 	prePsync            bool  // came with SYNC: no +FULLRESYNC line
 
 	state   atomic.Int32
+	wrote   atomic.Int64 // unix ms of its last write that went through (writeNow)
 	ack     atomic.Int64 // REPLCONF ACK offset
 	ackTime atomic.Int64 // unix ms of its last ACK
 	since   time.Time    // when it asked to sync
@@ -147,7 +150,14 @@ type replMaster struct {
 	imaging  atomic.Bool                  // the shards serialize a disk-less sync image
 	syncImg  atomic.Pointer[aof.Snapshot] // the disk-less image being sent
 	eofMark  []byte                       // its end mark
-	remain   atomic.Int32                 // shards still serializing the sync image
+	// syncChild is the child the image passes through (bgchild.go's
+	// relaySync), nil without one; syncRelay is closed when all it gave
+	// back has gone to the replicas. Set with every loop parked, read
+	// once the image is done (remain).
+	syncChild *bgchild.Child
+	syncRelay chan struct{}
+	syncFan   *replFan
+	remain    atomic.Int32 // shards still serializing the sync image
 	// diskWait are the replicas waiting for the BGSAVE of a disk-based sync.
 	diskWait []*replica
 	diskSave bool // the BGSAVE running was started for them (repl.mu)
@@ -727,9 +737,16 @@ func (srv *Server) replCron() {
 			}
 		}
 	}
+	var stuck []*replica
 	for _, r := range rp.m.replicas {
 		if r.state.Load() == repOnline && !r.rdbOnly && r.ackTime.Load() > 0 && now.UnixMilli()-r.ackTime.Load() > timeout {
 			silent = append(silent, r)
+		}
+		// A disk-less sync's write that has not gone through for
+		// repl-timeout (Redis's check of a replica in the RDB pipe): the
+		// running write has the deadline it started with.
+		if r.state.Load() == repStreamRDB && r.wrote.Load() > 0 && now.UnixMilli()-r.wrote.Load() > timeout {
+			stuck = append(stuck, r)
 		}
 	}
 	// The backlog goes after repl-backlog-ttl without replicas, and with it
@@ -752,6 +769,9 @@ func (srv *Server) replCron() {
 	}
 	for _, r := range silent {
 		r.drop("Disconnecting timedout replica (streaming sync)")
+	}
+	for _, r := range stuck {
+		r.drop("Disconnecting timedout replica (full sync)")
 	}
 	period := time.Duration(srv.cfg.intOr("repl-ping-replica-period", 10)) * time.Second
 	if nrep > 0 && now.Sub(rp.lastPing) >= period && !rp.isReplica.Load() && srv.fo.state.Load() == foNone { // a replica's stream is its master's, PINGs included
@@ -888,8 +908,20 @@ func (srv *Server) startDisklessSync(rs []*replica) {
 	}
 	srv.log.Noticef("Starting BGSAVE for SYNC with target: replicas sockets")
 	h, codes := srv.imageHead(replAux(rp.replid, rp.off)...)
-	s, err := aof.StartStream(fan, srv.rdbOptions(), h, codes)
+	var sink io.Writer = fan
+	rp.m.syncChild, rp.m.syncRelay = nil, nil
+	if c, out := srv.startSyncChild(); c != nil { // bgchild.go
+		sink = c
+		rp.m.syncChild, rp.m.syncRelay, rp.m.syncFan = c, make(chan struct{}), fan
+		srv.log.Noticef("Background RDB transfer started by pid %d", c.Pid())
+		go srv.relaySync(c, out, fan, rp.m.syncRelay)
+	}
+	s, err := aof.StartStream(sink, srv.rdbOptions(), h, codes)
 	if err != nil {
+		if c := rp.m.syncChild; c != nil {
+			c.Close()
+			<-rp.m.syncRelay
+		}
 		for _, r := range rs {
 			r.rdb <- syncRDB{err: err}
 		}
@@ -929,6 +961,7 @@ type replFan struct {
 }
 
 func (f *replFan) pre(r *replica, s string) {
+	r.wrote.Store(time.Now().UnixMilli())
 	if err := r.writeNow([]byte(s)); err != nil {
 		r.drop("write error: " + err.Error())
 	}
@@ -941,7 +974,13 @@ func (f *replFan) Write(b []byte) (int, error) {
 			continue
 		}
 		if err := r.writeNow(b); err != nil {
-			r.drop("write error during the full sync: " + err.Error())
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// repl-timeout passed with the write blocked.
+				r.drop("Disconnecting timedout replica (full sync)")
+			} else {
+				r.drop("write error during the full sync: " + err.Error())
+			}
 			continue
 		}
 		live++
@@ -961,6 +1000,23 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 	go func() {
 		s := js.s
 		err := s.Finish()
+		if c := rp.m.syncChild; c != nil {
+			// The end of the input; the child exits once it has passed
+			// everything on, and the relay has sent it.
+			cerr := c.Sync()
+			if cerr != nil {
+				// It died (killed): no replica can get a whole RDB. They
+				// are dropped, which also ends a relay stuck writing to
+				// a slow one; they come back for a new sync.
+				if err == nil {
+					err = errors.New("the child of the disk-less sync " + cerr.Error())
+				}
+				for _, r := range rp.m.syncFan.rs {
+					r.drop("Diskless rdb transfer failed: " + err.Error())
+				}
+			}
+			<-rp.m.syncRelay
+		}
 		rp.mu.Lock()
 		var rs []*replica
 		for _, r := range rp.m.replicas {
@@ -1076,6 +1132,9 @@ func (r *replica) writeNow(b []byte) error {
 	_ = r.conn.SetWriteDeadline(time.Now().Add(r.timeout()))
 	_, err := r.conn.Write(b)
 	r.srv.stats.netReplOutput.Add(int64(len(b)))
+	if err == nil {
+		r.wrote.Store(time.Now().UnixMilli())
+	}
 	return err
 }
 
