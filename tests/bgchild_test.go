@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // childOf returns the pid and title (argv[0]) of the server's child process, or 0 when
@@ -170,13 +172,7 @@ func TestRewriteChildKilled(t *testing.T) {
 	if m := manifest(); m != "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.5.incr.aof seq 5 type i\n" {
 		t.Fatalf("manifest after the good rewrite:\n%s", m)
 	}
-	digest := c.Do(ctx, "DEBUG", "DIGEST").Val()
-	s.kill9()
-	s2 := startServerIn(t, s.Dir, "--shards", strconv.Itoa(nShards), "--appendonly", "yes", "--enable-debug-command", "yes")
-	c2 := s2.client(t, 1)
-	if d := c2.Do(ctx, "DEBUG", "DIGEST").Val(); d != digest {
-		t.Fatalf("digest after restart %v, want %v", d, digest)
-	}
+	c2 := restartSameDigest(t, s, c)
 	if v := c2.Get(ctx, "counter").Val(); v != "4" {
 		t.Fatalf("counter %q, want 4", v)
 	}
@@ -229,6 +225,15 @@ func TestAppendonlyYesDuringBgsave(t *testing.T) {
 		t.Fatalf("aof_rewrite_scheduled:%s after the rewrite", v)
 	}
 	c.Set(ctx, "after", "rewrite", 0)
+	restartSameDigest(t, s, c)
+}
+
+// restartSameDigest kills s with SIGKILL, starts a server with the AOF on
+// in its dir, and checks that DEBUG DIGEST is what c saw before; it
+// returns a client of the new server.
+func restartSameDigest(t *testing.T, s *server, c *redis.Client) *redis.Client {
+	t.Helper()
+	ctx := ctxT(t)
 	digest := c.Do(ctx, "DEBUG", "DIGEST").Val()
 	s.kill9()
 	s2 := startServerIn(t, s.Dir, "--shards", strconv.Itoa(nShards), "--appendonly", "yes", "--enable-debug-command", "yes")
@@ -236,4 +241,5 @@ func TestAppendonlyYesDuringBgsave(t *testing.T) {
 	if d := c2.Do(ctx, "DEBUG", "DIGEST").Val(); d != digest {
 		t.Fatalf("digest after restart %v, want %v", d, digest)
 	}
+	return c2
 }
