@@ -290,13 +290,16 @@ func drain(rc *rawConn) {
 // acknowledged write and makes one round trip (PING), so the cache must
 // have dropped every key changed before: no read may be older, ever.
 func TestTrackingNeverStaleStrict(t *testing.T) {
-	t.Run("no-aof", func(t *testing.T) { checkStrict(t, startServer(t, "--shards", strconv.Itoa(nShards))) })
+	t.Run("no-aof", func(t *testing.T) { checkStrict(t, startServer(t, "--shards", strconv.Itoa(nShards)), false) })
 	t.Run("appendfsync-always", func(t *testing.T) {
-		checkStrict(t, startServer(t, "--shards", strconv.Itoa(nShards), "--appendonly", "yes", "--appendfsync", "always"))
+		checkStrict(t, startServer(t, "--shards", strconv.Itoa(nShards), "--appendonly", "yes", "--appendfsync", "always"), false)
 	})
+	// As rueidis reads: OPTIN, then CLIENT CACHING yes, MULTI, PTTL, GET,
+	// EXEC in one write.
+	t.Run("optin-multi", func(t *testing.T) { checkStrict(t, startServer(t, "--shards", strconv.Itoa(nShards)), true) })
 }
 
-func checkStrict(t *testing.T, s *server) {
+func checkStrict(t *testing.T, s *server, optinMulti bool) {
 	ctx := ctxT(t)
 	keys := spreadKeys("strict:", nShards, 4)
 	acked := make([]atomic.Int64, len(keys))
@@ -341,7 +344,11 @@ func checkStrict(t *testing.T, s *server) {
 		rc := s.raw(t)
 		rc.write(resp("HELLO", "3"))
 		drain(rc)
-		rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+		if optinMulti {
+			rc.do(resp("CLIENT", "TRACKING", "on", "OPTIN"), "+OK\r\n")
+		} else {
+			rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+		}
 		rwg.Add(1)
 		go func(r int, rc *rawConn) {
 			defer rwg.Done()
@@ -367,6 +374,14 @@ func checkStrict(t *testing.T, s *server) {
 				v, ok := cache[k]
 				if ok {
 					hits.Add(1)
+				} else if optinMulti {
+					rc.write(resp("CLIENT", "CACHING", "yes") + resp("MULTI") + resp("PTTL", k) + resp("GET", k) + resp("EXEC"))
+					for j := 0; j < 4; j++ {
+						reply()
+					}
+					got := reply()
+					v, _ = strconv.ParseInt(got[len(got)-1], 10, 64)
+					cache[k] = v
 				} else {
 					rc.write(resp("GET", k))
 					got := reply()
@@ -423,4 +438,176 @@ func readRESP3(br *bufio.Reader) (vals []string, push bool) {
 		return vals, line[0] == '>'
 	}
 	return []string{line[1:]}, false
+}
+
+// As rueidis uses one connection: several readers pipeline on it, and a
+// single goroutine reads what comes back. A read in flight keeps its key
+// against invalidations (rueidis does not drop a pending entry: a push
+// that arrives before a read's reply must be of a change the read saw),
+// and the reply fills the cache where it is read, before what follows it.
+// So this holds the server to the stronger order rueidis relies on: an
+// invalidation never overtakes the reply of a read that ran before the
+// change.
+func TestTrackingNeverStaleSharedConn(t *testing.T) {
+	for _, mode := range []string{"default", "optin-multi"} {
+		t.Run(mode, func(t *testing.T) {
+			checkStrictShared(t, startServer(t, "--shards", strconv.Itoa(nShards)), mode == "optin-multi")
+		})
+	}
+}
+
+func checkStrictShared(t *testing.T, s *server, optinMulti bool) {
+	ctx := ctxT(t)
+	keys := spreadKeys("shared:", nShards, 4)
+	acked := make([]atomic.Int64, len(keys))
+	stop := make(chan struct{})
+	var writes, reads, hits, stale atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		c := s.client(t, 2)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for n := int64(1); ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := w + 4*int(n%int64(len(keys)/4))
+				if err := c.Set(ctx, keys[i], n, 0).Err(); err != nil {
+					return
+				}
+				acked[i].Store(n)
+				writes.Add(1)
+				for base := reads.Load(); reads.Load() < base+32; {
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Microsecond):
+					}
+				}
+			}
+		}(w)
+	}
+
+	rc := s.raw(t)
+	rc.write(resp("HELLO", "3"))
+	drain(rc)
+	if optinMulti {
+		rc.do(resp("CLIENT", "TRACKING", "on", "OPTIN"), "+OK\r\n")
+	} else {
+		rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+	}
+	type waiter struct {
+		key     string // a read: fill the cache with its value
+		replies int    // replies to take (a transaction's QUEUED ones too)
+		done    chan []string
+	}
+	var mu sync.Mutex // the connection's writes, the queue, the cache
+	var queue []*waiter
+	cache := map[string]int64{}
+	pending := map[string]bool{}
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			_ = rc.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			v, push := readRESP3(rc.r)
+			if len(v) > 0 && strings.HasPrefix(v[0], "<") {
+				readErr <- fmt.Errorf("read: %v", v)
+				return
+			}
+			mu.Lock()
+			if push {
+				for _, k := range v[1:] {
+					if !pending[k] {
+						delete(cache, k)
+					}
+				}
+				mu.Unlock()
+				continue
+			}
+			w := queue[0]
+			if w.replies--; w.replies > 0 {
+				mu.Unlock()
+				continue
+			}
+			queue = queue[1:]
+			if w.key != "" {
+				n, _ := strconv.ParseInt(v[len(v)-1], 10, 64)
+				cache[w.key] = n
+				delete(pending, w.key)
+			}
+			mu.Unlock()
+			w.done <- v
+		}
+	}()
+	send := func(b string, key string, replies int) chan []string {
+		w := &waiter{key: key, replies: replies, done: make(chan []string, 1)}
+		mu.Lock()
+		queue = append(queue, w)
+		if key != "" {
+			pending[key] = true
+		}
+		rc.write(b)
+		mu.Unlock()
+		return w.done
+	}
+	wait := func(ch chan []string) ([]string, bool) {
+		select {
+		case v := <-ch:
+			return v, true
+		case err := <-readErr:
+			t.Error(err)
+			return nil, false
+		}
+	}
+	var first atomic.Value
+	var rwg sync.WaitGroup
+	for r := 0; r < 4; r++ {
+		rwg.Add(1)
+		go func(r int) {
+			defer rwg.Done()
+			for n := 0; n < 25000; n++ {
+				i := r + 4*(n%(len(keys)/4)) // keys of its own, as in the rueidis test
+				k := keys[i]
+				want := acked[i].Load()
+				if _, ok := wait(send(resp("PING"), "", 1)); !ok {
+					return
+				}
+				mu.Lock()
+				v, hit := cache[k]
+				mu.Unlock()
+				if hit {
+					hits.Add(1)
+				} else {
+					var ch chan []string
+					if optinMulti {
+						ch = send(resp("CLIENT", "CACHING", "yes")+resp("MULTI")+resp("PTTL", k)+resp("GET", k)+resp("EXEC"), k, 5)
+					} else {
+						ch = send(resp("GET", k), k, 1)
+					}
+					got, ok := wait(ch)
+					if !ok {
+						return
+					}
+					v, _ = strconv.ParseInt(got[len(got)-1], 10, 64)
+				}
+				reads.Add(1)
+				if v < want && stale.Add(1) == 1 {
+					first.Store(fmt.Sprintf("%s: read %d (cached %v), %d was acknowledged before", k, v, hit, want))
+				}
+			}
+		}(r)
+	}
+	rwg.Wait()
+	close(stop)
+	wg.Wait()
+	t.Logf("%d reads (%d from the cache), %d writes, stale: %d", reads.Load(), hits.Load(), writes.Load(), stale.Load())
+	if stale.Load() > 0 {
+		t.Fatalf("%d stale reads; first: %v", stale.Load(), first.Load())
+	}
+	if reads.Load()+writes.Load() < 100000 || hits.Load() < reads.Load()/10 || writes.Load() < 1000 {
+		t.Fatalf("too little exercised: %d reads, %d hits, %d writes", reads.Load(), hits.Load(), writes.Load())
+	}
 }
