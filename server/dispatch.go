@@ -548,6 +548,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 	x.reset(cl, h.db, h.proto, ms)
 	x.Out = h.out
 	x.hop = h
+	x.mayWiden = true
 	mask := h.mask
 	if !h.tx {
 		mask = 1 << uint(h.target)
@@ -620,6 +621,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed, trk bool) {
 	ms := l.batchNow()
 	x.reset(cl, cl.db, cl.proto, ms)
 	x.trk = trk
+	x.mayWiden = true
 	x.mask = 1 << uint(l.id)
 	x.Out = cl.out
 	start := len(cl.out)
@@ -710,6 +712,10 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	// used_memory within maxmemory (memory.go; Redis's processCommand calls performEvictions
 	// before each command). Inside EXEC the room was made once for the
 	// whole transaction (multi.go).
+	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && l.evictElsewhere(x, cmd) {
+		x.escalate = true // run again over every shard (evictElsewhere, memory.go)
+		return
+	}
 	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && !l.evictFirst(x) && cmd.flags&flagDenyOOM != 0 {
 		l.stats.cmds[cmd.id].rejected++
 		l.stats.countErrorString(oomError)

@@ -177,6 +177,42 @@ func (l *Loop) makeRoom(mask uint64) bool {
 	return true
 }
 
+// evictElsewhere reports whether x's command should run again over every
+// shard before it runs at all: used_memory is over maxmemory, none of the
+// shards it holds has a key the policy may evict (a volatile policy, their
+// keys without an expiry) and another shard has one. Redis's
+// performEvictions, before every command, evicts from the whole data set,
+// and the invalidations of what it evicted go out before the command's
+// reply; over every shard, evictFirst does the same. Only a run's command
+// (runLocal, runRemote: x.mayWiden) is sent again, and never a blocking one.
+func (l *Loop) evictElsewhere(x *Exec, cmd *Cmd) bool {
+	srv := l.srv
+	all := uint64(1)<<uint(len(srv.shards)) - 1
+	if !x.mayWiden || x.cl == nil || x.mask == all || cmd.flags&flagBlocking != 0 {
+		return false
+	}
+	policy := l.sh.Cfg.MaxmemoryPolicy.Load()
+	if policy == shard.PolicyNoEviction {
+		return false
+	}
+	for m := x.mask; m != 0; m &= m - 1 {
+		sh := srv.shards[bits.TrailingZeros64(m)]
+		sh.UsedMemory() // publish what the shards we hold use and hold now
+		if sh.CanEvict(policy) {
+			return false
+		}
+	}
+	if srv.usedMemoryEstimate() <= int64(srv.cfg.MaxMemory()) {
+		return false
+	}
+	for i, sh := range srv.shards {
+		if x.mask&(1<<uint(i)) == 0 && sh.CanEvict(policy) {
+			return true
+		}
+	}
+	return false
+}
+
 // clientMemForKeys is the clients' memory as key eviction counts it: with
 // maxmemory-clients set, what is left once the clients over it are
 // evicted (at most the limit, at least what the clients that may not be

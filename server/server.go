@@ -196,6 +196,9 @@ type Exec struct {
 	// escalate: a script stopped to run again with every shard
 	// (script.go); the command's reply and statistics are dropped.
 	escalate bool
+	// mayWiden: the command is a run's, which may be sent again over every
+	// shard to evict (evictElsewhere, memory.go).
+	mayWiden bool
 	// errCounted: the error reply was counted in errorstats already (a
 	// script passing on the error of a command it called).
 	errCounted bool
@@ -215,6 +218,7 @@ func (x *Exec) reset(cl *Client, db, proto int, ms int64) {
 	x.Proto = proto
 	x.NowMs = ms
 	x.dropReply = false
+	x.mayWiden = false
 }
 
 // Run starts the server and blocks until it shuts down.

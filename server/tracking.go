@@ -124,6 +124,9 @@ type loopTrack struct {
 	keys  []int // key positions
 	bkeys [][]bkey
 	frame []byte
+	// inline: the run whose client's invalidations go into its replies
+	// (evictFirst), for the length of one trackFlush.
+	inline *Exec
 }
 
 type trkOut struct {
@@ -205,9 +208,20 @@ func (l *Loop) trackKeys(x *Exec, cmd *Cmd, argv [][]byte) {
 // evictFirst is makeRoom before x's command, whose evictions' invalidations
 // go out before the command's reply, as Redis's (processCommand hands them
 // out right after performEvictions).
+//
+// The invalidations meant for x's client itself go straight into its
+// replies, in front of this command's: through its home loop's inbox those
+// of a run sent away (a hop, a transaction, also one run by the home loop)
+// would wait behind the run's replies (trk.later), right for a change made
+// after a read of the run, wrong for one made before its command. A client
+// that redirects its invalidations gets them through the inbox as ever.
 func (l *Loop) evictFirst(x *Exec) bool {
 	ok := l.makeRoom(x.mask)
+	if cl := x.cl; cl != nil && cl.trk.on && !cl.trk.bcast && cl.trk.redir == 0 && x.Proto >= 3 {
+		l.trk.inline = x
+	}
 	l.trackFlush(x.mask, 0)
+	l.trk.inline = nil
 	if x.cl != nil && x.cl.loop == l && l.ps.in.nonEmpty.Load() {
 		l.drainInbox(x, false)
 	}
@@ -260,6 +274,12 @@ func (l *Loop) trackFlush(mask uint64, writer int64) {
 					continue
 				}
 				id, loop := unpackRef(v.Ref)
+				if x := l.trk.inline; x != nil && id == x.cl.id {
+					x.Out = resp.AppendPushLen(x.Out, 2, 3)
+					x.Out = append(x.Out, "$10\r\ninvalidate\r\n*1\r\n"...)
+					x.Out = resp.AppendBulk(x.Out, v.Key)
+					continue
+				}
 				l.trkAppend(loop, kindInval, id, 0, id == writer, v.Key, true)
 			}
 		})

@@ -55,7 +55,32 @@ func (s *Shard) UsedMemory() int64 {
 	if s.usedPub.Load() != v { // with maxmemory, every command reads it (server's makeRoom): no store when unchanged
 		s.usedPub.Store(v)
 	}
+	if s.Cfg.MaxmemoryPolicy.Load() <= PolicyVolatileTTL { // CanEvict reads it only then
+		var vol int64
+		for _, db := range s.DBs {
+			vol += int64(len(db.expiring))
+		}
+		if s.volPub.Load() != vol {
+			s.volPub.Store(vol)
+		}
+	}
+	if n := int64(s.nkeys); s.keysPub.Load() != n {
+		s.keysPub.Store(n)
+	}
 	return v
+}
+
+// CanEvict reports, from the figures UsedMemory last published, whether the
+// shard has a key that policy may evict: any key, or under a volatile
+// policy a key with an expiry. Any goroutine may call it.
+func (s *Shard) CanEvict(policy int64) bool {
+	if policy == PolicyNoEviction {
+		return false
+	}
+	if policy <= PolicyVolatileTTL {
+		return s.volPub.Load() > 0
+	}
+	return s.keysPub.Load() > 0
 }
 
 // ObjMemory is the memory of the shard's values other than strings (on the

@@ -38,6 +38,8 @@ type Shard struct {
 	memPend     []memPending
 	evictNextDB int
 	usedPub     atomic.Int64 // UsedMemory as last computed (PublishedMemory)
+	volPub      atomic.Int64 // keys with an expiry, as UsedMemory last counted them (CanEvict)
+	keysPub     atomic.Int64 // keys, as UsedMemory last counted them (CanEvict)
 
 	rw      *rewriteState // an image in progress (rewrite.go)
 	rwEpoch uint8

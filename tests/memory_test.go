@@ -435,3 +435,50 @@ func TestEvictionTakesTheServersView(t *testing.T) {
 		t.Fatalf("used_memory %d after more writes, maxmemory %d", m["used_memory"], limit)
 	}
 }
+
+// Under a volatile policy, a command whose shard has no key with an expiry
+// while used_memory is over maxmemory evicts from the shards that have one
+// before it runs, as Redis's performEvictions before every command; the
+// invalidation of the evicted key reaches the tracking client before the
+// command's reply (unit/tracking's "eviction keys should be before
+// response", at 4 shards). Each round puts the two keys on other shards,
+// from a new connection (so from any loop).
+func TestEvictionElsewhereBeforeReply(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--maxmemory-policy", "volatile-random")
+	c := s.client(t, 2)
+	ctx := context.Background()
+	for round := 0; round < 8; round++ {
+		vol := fmt.Sprintf("volatile-%d", round)
+		big := ""
+		for i := 0; big == ""; i++ {
+			if k := fmt.Sprintf("big-%d-%d", round, i); shardsOf(4, vol, k) == 2 {
+				big = k
+			}
+		}
+		if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+		rc := s.raw(t)
+		rc.write(resp("HELLO", "3"))
+		drain(rc)
+		rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+		used := memInfo(t, c)["used_memory"]
+		if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used+100*1024, 10)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		rc.do(resp("SETEX", vol, "10000", "x"), "+OK\r\n")
+		rc.do(resp("GET", vol), "$1\r\nx\r\n")
+		rc.do(resp("SETBIT", big, "1600000", "0"), ":0\r\n") // 200 KB: over maxmemory
+		push := fmt.Sprintf(">2\r\n$10\r\ninvalidate\r\n*1\r\n$%d\r\n%s\r\n", len(vol), vol)
+		rc.do(resp("GETBIT", big, "0"), push+":0\r\n")
+		rc.expectSilent(50 * time.Millisecond)
+		if n := c.Exists(ctx, vol).Val(); n != 0 {
+			t.Fatalf("round %d: %s still there", round, vol)
+		}
+		c.Del(ctx, big)
+		rc.c.Close()
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
