@@ -196,6 +196,11 @@ func (l *Loop) evictElsewhere(x *Exec, cmd *Cmd) bool {
 		return false
 	}
 	for m := x.mask; m != 0; m &= m - 1 {
+		if srv.shards[bits.TrailingZeros64(m)].CanEvict(policy) {
+			return false // the usual case: as published before the last command
+		}
+	}
+	for m := x.mask; m != 0; m &= m - 1 {
 		sh := srv.shards[bits.TrailingZeros64(m)]
 		sh.UsedMemory() // publish what the shards we hold use and hold now
 		if sh.CanEvict(policy) {
