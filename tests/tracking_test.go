@@ -25,12 +25,13 @@ import (
 // read snapshots the last acknowledged write of its key, makes one round
 // trip on the caching connection (a PING: every invalidation sent before
 // the writer's reply is processed by then), and then reads through the
-// cache: the value must be at least the snapshot. A value from the server
-// must always be; one from rueidis's cache may lag for rueidis's own window
-// (seen against redis-server 7.0 with this very test, a few per 70,000
-// reads) but must be right within 100 ms: a lost invalidation keeps it
-// wrong. TestTrackingNeverStaleStrict checks the protocol itself, with a
-// cache of its own, and allows nothing.
+// cache: the value must be at least the snapshot, from the server or from
+// rueidis's cache alike. The client has exactly one connection
+// (PipelineMultiplex -1): rueidis's default is one per two CPUs, each with
+// a cache of its own, and a PING on one of them says nothing of the
+// invalidations still on their way on another (which is how an earlier
+// version of this test saw a few late cache hits, against redis-server
+// too).
 func TestTrackingClientSideCacheNeverStale(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -58,7 +59,7 @@ func checkCacheNeverStale(t *testing.T, s *server, optin bool, rounds int) {
 	}
 	opt := rueidis.ClientOption{
 		InitAddress:       []string{s.Addr},
-		PipelineMultiplex: 0, // one connection: the PING and the cache share it
+		PipelineMultiplex: -1, // one connection: the PING and the cache share it
 		DisableRetry:      true,
 	}
 	if !optin {
@@ -110,7 +111,7 @@ func checkCacheNeverStale(t *testing.T, s *server, optin bool, rounds int) {
 		}(w, c)
 	}
 
-	var reads, hits, stale, late atomic.Int64
+	var reads, hits, stale atomic.Int64
 	var firstStale atomic.Value
 	const readers = 4
 	var rwg sync.WaitGroup
@@ -142,27 +143,8 @@ func checkCacheNeverStale(t *testing.T, s *server, optin bool, rounds int) {
 				if v >= want {
 					continue
 				}
-				if !hit {
-					// From the server itself: never older than an acknowledged write.
-					stale.Add(1)
-					firstStale.CompareAndSwap(nil, fmt.Sprintf("%s: the server answered %d after the write of %d was acknowledged", keys[i], v, want))
-					continue
-				}
-				// From rueidis's cache: rueidis has a window of its own here
-				// (the same test against redis-server 7.0 sees a few per
-				// 70,000 reads); a lost invalidation would keep it stale.
-				late.Add(1)
-				fixed := false
-				for try := 0; try < 20 && !fixed; try++ {
-					time.Sleep(5 * time.Millisecond)
-					r2 := rc.DoCache(ctx, rc.B().Get().Key(keys[i]).Cache(), time.Minute)
-					s2, _ := r2.ToString()
-					v2, _ := strconv.ParseInt(s2, 10, 64)
-					fixed = v2 >= want
-				}
-				if !fixed {
-					stale.Add(1)
-					firstStale.CompareAndSwap(nil, fmt.Sprintf("%s: the cache still served %d 100ms after the write of %d was acknowledged", keys[i], v, want))
+				if stale.Add(1) == 1 {
+					firstStale.Store(fmt.Sprintf("%s: read %d (from the client's cache: %v) after the write of %d was acknowledged", keys[i], v, hit, want))
 				}
 			}
 		}(r)
@@ -183,8 +165,8 @@ func checkCacheNeverStale(t *testing.T, s *server, optin bool, rounds int) {
 	default:
 	}
 	total := reads.Load() + writes.Load()
-	t.Logf("%d reads (%d from the client's cache) and %d writes over %d keys on %d shards; stale reads: %d (cache hits corrected within 100ms: %d)",
-		reads.Load(), hits.Load(), writes.Load(), len(keys), nShards, stale.Load(), late.Load())
+	t.Logf("%d reads (%d from the client's cache) and %d writes over %d keys on %d shards; stale reads: %d",
+		reads.Load(), hits.Load(), writes.Load(), len(keys), nShards, stale.Load())
 	if stale.Load() > 0 {
 		t.Fatalf("%d stale reads; first: %v", stale.Load(), firstStale.Load())
 	}
