@@ -8,6 +8,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/acl"
 	"github.com/redshard/redshard/resp"
+	"github.com/redshard/redshard/shard"
 )
 
 // Client is one connection. It is owned by its home loop: only that loop's
@@ -15,7 +16,16 @@ import (
 // while a cross-shard transaction that has taken every loop reads it (CLIENT
 // LIST).
 type Client struct {
-	trk  clientTrack // CLIENT TRACKING (tracking.go)
+	trk clientTrack // CLIENT TRACKING (tracking.go)
+	// trkMemo: the key the client's last tracked read remembered, on which
+	// shard and at which TrackEpoch; while both hold, its ref is in the
+	// key's entry and a read of the same key need not look (trackKeys).
+	// Used by the loop running the client's command.
+	trkMemo struct {
+		sh    *shard.Shard
+		epoch uint64
+		key   []byte
+	}
 	c    gnet.Conn
 	tls  *tlsConn // a TLS client's session (tls.go), nil for plaintext
 	srv  *Server

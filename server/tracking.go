@@ -193,14 +193,20 @@ func (l *Loop) trackKeys(x *Exec, cmd *Cmd, argv [][]byte) {
 		one = trailing(x.mask) // it ran on one shard: its keys are there
 	}
 	l.trk.keys = cmd.keyPositions(argv, l.trk.keys[:0])
+	m := &cl.trkMemo
 	for _, i := range l.trk.keys {
 		if i < len(argv) {
 			k := argv[i]
-			sh := one
-			if sh < 0 {
-				sh = shard.ShardOf(k, n)
+			si := one
+			if si < 0 {
+				si = shard.ShardOf(k, n)
 			}
-			l.srv.shards[sh].Track(k, ref)
+			sh := l.srv.shards[si]
+			if m.sh == sh && m.epoch == sh.TrackEpoch() && string(m.key) == string(k) {
+				continue // the client read it last, and is still in its entry
+			}
+			sh.Track(k, ref)
+			m.sh, m.epoch, m.key = sh, sh.TrackEpoch(), append(m.key[:0], k...)
 		}
 	}
 }
@@ -577,6 +583,7 @@ func (cl *Client) disableTracking() {
 	}
 	later := t.later[:0]
 	*t = clientTrack{later: later}
+	cl.trkMemo.sh = nil
 	cl.loop.trkClients.Add(-1)
 	cl.srv.trk.shared.Clients.Add(-1)
 }

@@ -43,6 +43,10 @@ type trackTable struct {
 	pend    []Invalidation
 	flushed bool
 	anon    bool // the change being made is no client's (expiry)
+	// epoch changes whenever refs leave the table (a key invalidated or
+	// evicted from it, a flush): a ref found in the table stays there
+	// while it is the same (TrackEpoch).
+	epoch uint64
 }
 
 // Invalidation is one queued invalidation: the key (valid during
@@ -156,6 +160,7 @@ func (s *Shard) invalidate(key []byte) {
 	if t.n != 0 {
 		if e, ok := t.m[string(key)]; ok {
 			delete(t.m, string(key))
+			t.epoch++
 			t.n--
 			s.Trk.Keys.Add(-1)
 			s.Trk.Items.Add(-int64(e.size()))
@@ -192,6 +197,7 @@ func (s *Shard) EvictTracked(n int, claim func() bool) int {
 		}
 		for k, e := range t.m {
 			delete(t.m, k)
+			t.epoch++
 			s.Trk.Items.Add(-int64(e.size()))
 			e.each(func(r uint64) { s.queue([]byte(k), r, true) })
 			break
@@ -219,7 +225,13 @@ func (s *Shard) trackFlush() {
 	s.Trk.Keys.Add(-int64(t.n))
 	s.Trk.Items.Add(-int64(items))
 	t.m, t.n = nil, 0
+	t.epoch++
 }
+
+// TrackEpoch identifies the table's state as far as refs leaving it go:
+// after Track(key, ref), ref stays in key's entry while TrackEpoch returns
+// the same value (on the same Shard).
+func (s *Shard) TrackEpoch() uint64 { return s.trk.epoch }
 
 // PendingInvalidations reports whether invalidations are queued.
 func (s *Shard) PendingInvalidations() bool { return len(s.trk.pend) != 0 || s.trk.flushed }
