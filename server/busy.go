@@ -11,7 +11,9 @@ package server
 //     holds gets -BUSY at once (route, commands.go): busy.mask has the
 //     shards of the scripts past the threshold. A command whose keys are
 //     all on other shards is served as usual: Redis answers -BUSY to
-//     everything, redshard does better. A command without keys (PING,
+//     everything, redshard does better; but not inside MULTI, where every
+//     command is refused as in Redis (route), so that a transaction never
+//     runs in part. A command without keys (PING,
 //     INFO, CONFIG...) answers -BUSY as in Redis, unless Redis allows it
 //     while busy (allow_busy: SCRIPT KILL, FUNCTION KILL, SHUTDOWN, AUTH,
 //     ...): Sentinel and health checks learn from PING's -BUSY that a
@@ -23,7 +25,10 @@ package server
 //     NOSAVE as those commands do, -BUSY to anything else. It serves only a
 //     client with nothing in flight (no input queued, no replies unsent, no
 //     hop out), so replies keep their order; a partial command it read is
-//     handed to the loop with the client (Client.busyIn).
+//     handed to the loop with the client (Client.busyIn). MULTI and DISCARD
+//     are answered as those commands do, as Redis allows them while busy;
+//     a command refused inside MULTI makes EXEC answer EXECABORT, and an
+//     EXEC refused ends the transaction, as in Redis.
 //
 // DEBUG LOADAOF keeps every loop stuck too (one replays the log, the others
 // are parked): the watchdog serves their clients the same way, with
@@ -177,6 +182,33 @@ func (srv *Server) serveStuck(l *Loop, buf []byte, loading string) {
 	}
 	caller, loader := l.lua.caller.Load(), srv.load.caller.Load()
 	for _, cl := range l.clients {
+		if len(cl.out) > 0 && cl != caller && cl != loader && cl.c != nil && !cl.closed && !cl.closing && !cl.hopOut &&
+			!cl.held && cl.rep == nil && !cl.obs.monitor && !cl.pending && !cl.internal && cl.c.OutboundBuffered() == 0 {
+			// Replies the loop made in the round it got stuck in, before
+			// its flush at the round's end: written now, as Redis's
+			// processEventsWhileBlocked writes pending replies, so that
+			// the client is answered and can be served below.
+			out := cl.out
+			if cl.tls != nil {
+				out = cl.tls.seal(out)
+			}
+			rest := srv.busyWrite(cl.c.Fd(), out)
+			srv.stats.netOutput.Add(int64(len(out) - len(rest)))
+			switch {
+			case len(rest) == 0:
+				cl.out = cl.out[:0]
+			case cl.tls != nil:
+				// The record is sealed (its sequence number used): what
+				// did not go out cannot be sent again, and the session
+				// cannot go on.
+				_ = unix.Shutdown(cl.c.Fd(), unix.SHUT_RDWR)
+				cl.out = cl.out[:0]
+				continue
+			default:
+				cl.out = cl.out[:copy(cl.out, rest)] // the loop sends the rest when it resumes
+				continue
+			}
+		}
 		if cl == caller || cl == loader || cl.c == nil || cl.closed || cl.closing || cl.hopOut || cl.held ||
 			cl.blocked != nil || len(cl.qbuf) > 0 || len(cl.out) > 0 || cl.pending || cl.internal ||
 			cl.c.OutboundBuffered() > 0 {
@@ -209,26 +241,33 @@ func (srv *Server) serveStuck(l *Loop, buf []byte, loading string) {
 		if cl.tls != nil {
 			out = cl.tls.seal(out)
 		}
-		// A client that does not read its -BUSY replies must not hold the
-		// loop when the script ends (resumeAfterBusy waits for this pass):
-		// after busyWriteWait it is disconnected.
-		give := time.Now().Add(busyWriteWait)
-		for len(out) > 0 {
-			w, err := unix.Write(fd, out)
-			if err == unix.EAGAIN && time.Now().Before(give) {
-				time.Sleep(time.Millisecond)
-				continue
-			}
-			if err != nil || w <= 0 {
-				if err == unix.EAGAIN {
-					_ = unix.Shutdown(fd, unix.SHUT_RDWR)
-				}
-				break
-			}
-			srv.stats.netOutput.Add(int64(w))
-			out = out[w:]
+		n0 := len(out)
+		rest := srv.busyWrite(fd, out)
+		srv.stats.netOutput.Add(int64(n0 - len(rest)))
+		if len(rest) > 0 {
+			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
 		}
 	}
+}
+
+// busyWrite writes out to fd for at most busyWriteWait while the socket is
+// full, and returns what it could not write. A client that does not read
+// must not hold the loop when the script ends (resumeAfterBusy waits for
+// the watchdog's pass).
+func (srv *Server) busyWrite(fd int, out []byte) []byte {
+	give := time.Now().Add(busyWriteWait)
+	for len(out) > 0 {
+		w, err := unix.Write(fd, out)
+		if err == unix.EAGAIN && time.Now().Before(give) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil || w <= 0 {
+			return out
+		}
+		out = out[w:]
+	}
+	return nil
 }
 
 // busyServe answers the complete commands in cl.busyIn and keeps the rest.
@@ -290,6 +329,31 @@ func (srv *Server) busyCommand(l *Loop, cl *Client, argv [][]byte, out []byte) [
 				srv.busyShutdown()
 			}
 		}
+	case "multi":
+		// MULTI and DISCARD are allowed while busy, as in Redis; they
+		// change only the client's state (its WATCH keys, on shards the
+		// watchdog does not hold, are dropped by tasks on their loops).
+		if cl.multi.active {
+			return resp.AppendError(out, errNestedMulti)
+		}
+		cl.multi.active = true
+		return append(out, "+OK\r\n"...)
+	case "discard":
+		if !cl.multi.active {
+			return resp.AppendError(out, "ERR DISCARD without MULTI")
+		}
+		cl.discardMulti(0)
+		return append(out, "+OK\r\n"...)
+	case "exec":
+		if cl.multi.active {
+			// Refused with -BUSY, which ends the transaction (Redis's
+			// execCommandAbort): nothing of it runs.
+			cl.discardMulti(0)
+			return resp.AppendError(out, "EXECABORT Transaction discarded because of: "+srv.busyError())
+		}
+	}
+	if cl.multi.active {
+		cl.multi.aborted = true // a command refused while queueing: EXEC answers EXECABORT
 	}
 	return resp.AppendError(out, srv.busyError())
 }

@@ -295,6 +295,13 @@ func (cl *Client) route(argv [][]byte) (cmd *Cmd, target int, mask uint64, rejec
 		return nil, 0, 0, true
 	}
 	if cl.multi.active { // MULTI: queue, or route EXEC over its shards (multi.go)
+		if cl.srv.busy.mask.Load() != 0 && cmd.flags&flagAllowBusy == 0 {
+			// A script is busy: inside MULTI every command is refused, as in
+			// Redis, whatever its keys, so that EXEC answers EXECABORT and
+			// none of the transaction runs (busy.go).
+			cl.reject(cmd, cl.srv.busyError())
+			return nil, 0, 0, true
+		}
 		target, mask, done := cl.routeMulti(cmd, argv)
 		if done {
 			return nil, 0, 0, true

@@ -139,3 +139,62 @@ func TestScriptBusy(t *testing.T) {
 		t.Fatalf("the unkillable script: %v", err)
 	}
 }
+
+// MULTI while a script is busy, as Redis (unit/multi's script timeout
+// tests): MULTI is allowed, a command queued meanwhile is refused with
+// -BUSY and makes EXEC answer EXECABORT, an EXEC refused ends the
+// transaction; nothing of it runs, whichever loop the client lives on (the
+// script's, answered by the watchdog, or a free one, where redshard serves
+// other commands whose keys the script does not hold).
+func TestMultiWhileScriptBusy(t *testing.T) {
+	for _, shards := range []string{"1", "4"} {
+		t.Run("shards-"+shards, func(t *testing.T) {
+			s := startServer(t, "--shards", shards)
+			admin := s.raw(t)
+			admin.do(resp("CONFIG", "SET", "busy-reply-threshold", "10"), "+OK\r\n")
+			admin.do(resp("SET", "xx", "1"), "+OK\r\n")
+			// Made before the script: a connection that arrives while
+			// its loop is blocked waits for it.
+			var txs []*rawConn
+			for i := 0; i < 4; i++ {
+				txs = append(txs, s.raw(t))
+				txs[i].do(resp("PING"), "+PONG\r\n")
+			}
+			// txs[2] and txs[3] queue a command before the script starts.
+			for _, c := range txs[2:] {
+				c.do(resp("MULTI"), "+OK\r\n")
+				c.do(resp("INCR", "xx"), "+QUEUED\r\n")
+			}
+			runner := s.raw(t)
+			runner.write(resp("EVAL", "while true do end", "0"))
+			busy := "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				admin.write(resp("PING"))
+				if admin.line() == strings.TrimSuffix(busy, "\r\n") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("PING never answered BUSY")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for _, c := range txs[:2] {
+				c.do(resp("MULTI"), "+OK\r\n")
+				c.do(resp("INCR", "xx"), busy)
+			}
+			txs[2].do(resp("INCR", "xx"), busy)
+			txs[3].do(resp("EXEC"), "-EXECABORT Transaction discarded because of: BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n")
+			admin.do(resp("SCRIPT", "KILL"), "+OK\r\n")
+			if l := runner.line(); !strings.HasPrefix(l, "-ERR Error running script") && !strings.Contains(l, "killed") {
+				t.Fatalf("the script's reply: %q", l)
+			}
+			txs[0].do(resp("INCR", "xx"), "+QUEUED\r\n")
+			txs[0].do(resp("EXEC"), "-EXECABORT Transaction discarded because of previous errors.\r\n")
+			txs[1].do(resp("DISCARD"), "+OK\r\n")
+			txs[2].do(resp("EXEC"), "-EXECABORT Transaction discarded because of previous errors.\r\n")
+			txs[3].do(resp("PING"), "+PONG\r\n")       // its refused EXEC ended its MULTI
+			admin.do(resp("GET", "xx"), "$1\r\n1\r\n") // nothing of any transaction ran
+		})
+	}
+}
