@@ -282,55 +282,17 @@ func TestTrackingNeverStaleStrict(t *testing.T) {
 }
 
 func checkStrict(t *testing.T, s *server, optinMulti bool) {
-	ctx := ctxT(t)
 	keys := spreadKeys("strict:", nShards, 4)
 	acked := make([]atomic.Int64, len(keys))
 	stop := make(chan struct{})
 	var writes atomic.Int64
 	var reads, hits, stale atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		c := s.client(t, 2)
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for n := int64(1); ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := w + 4*int(n%int64(len(keys)/4))
-				if err := c.Set(ctx, keys[i], n, 0).Err(); err != nil {
-					return
-				}
-				acked[i].Store(n)
-				writes.Add(1)
-				// Paced by the readers, not the clock: one write of the
-				// four writers per 8 reads, so a loaded machine that slows
-				// the readers does not leave every cached key invalidated
-				// before its next read (a CI run saw 72 hits in 100000).
-				for base := reads.Load(); reads.Load() < base+32; {
-					select {
-					case <-stop:
-						return
-					case <-time.After(200 * time.Microsecond):
-					}
-				}
-			}
-		}(w)
-	}
+	pacedWriters(t, s, keys, acked, &reads, &writes, stop, &wg)
 	var first atomic.Value
 	var rwg sync.WaitGroup
 	for r := 0; r < 2; r++ {
-		rc := s.raw(t)
-		rc.write(resp("HELLO", "3"))
-		drain(rc)
-		if optinMulti {
-			rc.do(resp("CLIENT", "TRACKING", "on", "OPTIN"), "+OK\r\n")
-		} else {
-			rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
-		}
+		rc := trackingConn(t, s, optinMulti)
 		rwg.Add(1)
 		go func(r int, rc *rawConn) {
 			defer rwg.Done()
@@ -380,12 +342,71 @@ func checkStrict(t *testing.T, s *server, optinMulti bool) {
 	rwg.Wait()
 	close(stop)
 	wg.Wait()
-	t.Logf("%d reads (%d from the cache), %d writes, stale: %d", reads.Load(), hits.Load(), writes.Load(), stale.Load())
-	if stale.Load() > 0 {
-		t.Fatalf("%d stale reads; first: %v", stale.Load(), first.Load())
+	strictVerdict(t, reads.Load(), hits.Load(), writes.Load(), stale.Load(), first.Load())
+}
+
+// trackingConn is a RESP3 connection with CLIENT TRACKING on, in OPTIN
+// mode if optin.
+func trackingConn(t *testing.T, s *server, optin bool) *rawConn {
+	rc := s.raw(t)
+	rc.write(resp("HELLO", "3"))
+	drain(rc)
+	if optin {
+		rc.do(resp("CLIENT", "TRACKING", "on", "OPTIN"), "+OK\r\n")
+	} else {
+		rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
 	}
-	if reads.Load()+writes.Load() < 100000 || hits.Load() < reads.Load()/10 || writes.Load() < 1000 {
-		t.Fatalf("too little exercised: %d reads, %d hits, %d writes", reads.Load(), hits.Load(), writes.Load())
+	return rc
+}
+
+// strictVerdict fails a strict run with a stale read, or one that
+// exercised too little: under 100,000 operations, a cache that served under
+// a tenth of the reads, or under 1,000 writes.
+func strictVerdict(t *testing.T, reads, hits, writes, stale int64, first any) {
+	t.Helper()
+	t.Logf("%d reads (%d from the cache), %d writes, stale: %d", reads, hits, writes, stale)
+	if stale > 0 {
+		t.Fatalf("%d stale reads; first: %v", stale, first)
+	}
+	if reads+writes < 100000 || hits < reads/10 || writes < 1000 {
+		t.Fatalf("too little exercised: %d reads, %d hits, %d writes", reads, hits, writes)
+	}
+}
+
+// pacedWriters starts four writers, each on a connection of its own, that
+// set keys w, w+4, ... to rising values and store each acknowledged one in
+// acked, until stop closes. They are paced by the readers, not the clock:
+// one write of the four writers per 8 reads, so a loaded machine that slows
+// the readers does not leave every cached key invalidated before its next
+// read (a CI run saw 72 hits in 100000).
+func pacedWriters(t *testing.T, s *server, keys []string, acked []atomic.Int64, reads, writes *atomic.Int64, stop chan struct{}, wg *sync.WaitGroup) {
+	ctx := ctxT(t)
+	for w := 0; w < 4; w++ {
+		c := s.client(t, 2)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for n := int64(1); ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				i := w + 4*int(n%int64(len(keys)/4))
+				if err := c.Set(ctx, keys[i], n, 0).Err(); err != nil {
+					return
+				}
+				acked[i].Store(n)
+				writes.Add(1)
+				for base := reads.Load(); reads.Load() < base+32; {
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Microsecond):
+					}
+				}
+			}
+		}(w)
 	}
 }
 
@@ -439,48 +460,14 @@ func TestTrackingNeverStaleSharedConn(t *testing.T) {
 }
 
 func checkStrictShared(t *testing.T, s *server, optinMulti bool) {
-	ctx := ctxT(t)
 	keys := spreadKeys("shared:", nShards, 4)
 	acked := make([]atomic.Int64, len(keys))
 	stop := make(chan struct{})
 	var writes, reads, hits, stale atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < 4; w++ {
-		c := s.client(t, 2)
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for n := int64(1); ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := w + 4*int(n%int64(len(keys)/4))
-				if err := c.Set(ctx, keys[i], n, 0).Err(); err != nil {
-					return
-				}
-				acked[i].Store(n)
-				writes.Add(1)
-				for base := reads.Load(); reads.Load() < base+32; {
-					select {
-					case <-stop:
-						return
-					case <-time.After(200 * time.Microsecond):
-					}
-				}
-			}
-		}(w)
-	}
+	pacedWriters(t, s, keys, acked, &reads, &writes, stop, &wg)
 
-	rc := s.raw(t)
-	rc.write(resp("HELLO", "3"))
-	drain(rc)
-	if optinMulti {
-		rc.do(resp("CLIENT", "TRACKING", "on", "OPTIN"), "+OK\r\n")
-	} else {
-		rc.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
-	}
+	rc := trackingConn(t, s, optinMulti)
 	type waiter struct {
 		key     string // a read: fill the cache with its value
 		replies int    // replies to take (a transaction's QUEUED ones too)
@@ -585,11 +572,5 @@ func checkStrictShared(t *testing.T, s *server, optinMulti bool) {
 	rwg.Wait()
 	close(stop)
 	wg.Wait()
-	t.Logf("%d reads (%d from the cache), %d writes, stale: %d", reads.Load(), hits.Load(), writes.Load(), stale.Load())
-	if stale.Load() > 0 {
-		t.Fatalf("%d stale reads; first: %v", stale.Load(), first.Load())
-	}
-	if reads.Load()+writes.Load() < 100000 || hits.Load() < reads.Load()/10 || writes.Load() < 1000 {
-		t.Fatalf("too little exercised: %d reads, %d hits, %d writes", reads.Load(), hits.Load(), writes.Load())
-	}
+	strictVerdict(t, reads.Load(), hits.Load(), writes.Load(), stale.Load(), first.Load())
 }
