@@ -184,11 +184,12 @@ func (l *Loop) makeRoom(mask uint64) bool {
 // performEvictions, before every command, evicts from the whole data set,
 // and the invalidations of what it evicted go out before the command's
 // reply; over every shard, evictFirst does the same. Only a run's command
-// (runLocal, runRemote: x.mayWiden) is sent again, and never a blocking one.
+// (runLocal, runRemote: x.mayWiden) is sent again, never a blocking one
+// nor one that must run on its client's loop (cmd.home).
 func (l *Loop) evictElsewhere(x *Exec, cmd *Cmd) bool {
 	srv := l.srv
 	all := uint64(1)<<uint(len(srv.shards)) - 1
-	if !x.mayWiden || x.cl == nil || x.mask == all || cmd.flags&flagBlocking != 0 {
+	if !x.mayWiden || x.cl == nil || x.mask == all || cmd.home || cmd.flags&flagBlocking != 0 {
 		return false
 	}
 	policy := l.sh.Cfg.MaxmemoryPolicy.Load()
