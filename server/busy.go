@@ -182,36 +182,20 @@ func (srv *Server) serveStuck(l *Loop, buf []byte, loading string) {
 	}
 	caller, loader := l.lua.caller.Load(), srv.load.caller.Load()
 	for _, cl := range l.clients {
-		if len(cl.out) > 0 && cl != caller && cl != loader && cl.c != nil && !cl.closed && !cl.closing && !cl.hopOut &&
-			!cl.held && cl.rep == nil && !cl.obs.monitor && !cl.pending && !cl.internal && cl.c.OutboundBuffered() == 0 {
+		if cl == caller || cl == loader || cl.c == nil || cl.closed || cl.closing || cl.hopOut || cl.held ||
+			cl.pending || cl.internal || cl.c.OutboundBuffered() > 0 {
+			continue
+		}
+		if len(cl.out) > 0 {
 			// Replies the loop made in the round it got stuck in, before
 			// its flush at the round's end: written now, as Redis's
 			// processEventsWhileBlocked writes pending replies, so that
 			// the client is answered and can be served below.
-			out := cl.out
-			if cl.tls != nil {
-				out = cl.tls.seal(out)
-			}
-			rest := srv.busyWrite(cl.c.Fd(), out)
-			srv.stats.netOutput.Add(int64(len(out) - len(rest)))
-			switch {
-			case len(rest) == 0:
-				cl.out = cl.out[:0]
-			case cl.tls != nil:
-				// The record is sealed (its sequence number used): what
-				// did not go out cannot be sent again, and the session
-				// cannot go on.
-				_ = unix.Shutdown(cl.c.Fd(), unix.SHUT_RDWR)
-				cl.out = cl.out[:0]
-				continue
-			default:
-				cl.out = cl.out[:copy(cl.out, rest)] // the loop sends the rest when it resumes
+			if cl.rep != nil || cl.obs.monitor || !srv.busyFlush(cl) {
 				continue
 			}
 		}
-		if cl == caller || cl == loader || cl.c == nil || cl.closed || cl.closing || cl.hopOut || cl.held ||
-			cl.blocked != nil || len(cl.qbuf) > 0 || len(cl.out) > 0 || cl.pending || cl.internal ||
-			cl.c.OutboundBuffered() > 0 {
+		if cl.blocked != nil || len(cl.qbuf) > 0 {
 			continue
 		}
 		fd := cl.c.Fd()
@@ -248,6 +232,29 @@ func (srv *Server) serveStuck(l *Loop, buf []byte, loading string) {
 			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
 		}
 	}
+}
+
+// busyFlush writes cl.out for serveStuck; false if some of it is left.
+func (srv *Server) busyFlush(cl *Client) bool {
+	out := cl.out
+	if cl.tls != nil {
+		out = cl.tls.seal(out)
+	}
+	rest := srv.busyWrite(cl.c.Fd(), out)
+	srv.stats.netOutput.Add(int64(len(out) - len(rest)))
+	switch {
+	case len(rest) == 0:
+		cl.out = cl.out[:0]
+		return true
+	case cl.tls != nil:
+		// The record is sealed (its sequence number used): what did not
+		// go out cannot be sent again, and the session cannot go on.
+		_ = unix.Shutdown(cl.c.Fd(), unix.SHUT_RDWR)
+		cl.out = cl.out[:0]
+	default:
+		cl.out = cl.out[:copy(cl.out, rest)] // the loop sends the rest when it resumes
+	}
+	return false
 }
 
 // busyWrite writes out to fd for at most busyWriteWait while the socket is

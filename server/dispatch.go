@@ -712,19 +712,22 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	// used_memory within maxmemory (memory.go; Redis's processCommand calls performEvictions
 	// before each command). Inside EXEC the room was made once for the
 	// whole transaction (multi.go).
-	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && l.evictElsewhere(x, cmd) {
-		x.escalate = true // run again over every shard (evictElsewhere, memory.go)
-		return
-	}
-	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() && !l.evictFirst(x) && cmd.flags&flagDenyOOM != 0 {
-		l.stats.cmds[cmd.id].rejected++
-		l.stats.countErrorString(oomError)
-		x.Out = resp.AppendError(x.Out, oomError)
-		if x.dropReply {
-			x.Out = x.Out[:start]
-			x.dropReply = false
+	if l.srv.shardBudget.Load() != 0 && !x.InMulti && x.mask != 0 && !l.srv.replIgnoresMaxmemory() {
+		ok, elsewhere := l.evictFirst(x, l.mayWiden(x, cmd))
+		if elsewhere {
+			x.escalate = true // run again over every shard, to evict there (makeRoomOr, memory.go)
+			return
 		}
-		return
+		if !ok && cmd.flags&flagDenyOOM != 0 {
+			l.stats.cmds[cmd.id].rejected++
+			l.stats.countErrorString(oomError)
+			x.Out = resp.AppendError(x.Out, oomError)
+			if x.dropReply {
+				x.Out = x.Out[:start]
+				x.dropReply = false
+			}
+			return
+		}
 	}
 	l.curCl, l.curArgv = x.cl, argv
 	if l.srv.repl.isReplica.Load() && x.cl != nil {

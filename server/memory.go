@@ -137,6 +137,17 @@ func within(b, buf []byte) bool {
 // get -OOM. Clients' buffers count against maxmemory as in Redis (they are
 // part of used_memory).
 func (l *Loop) makeRoom(mask uint64) bool {
+	ok, _ := l.makeRoomOr(mask, false)
+	return ok
+}
+
+// makeRoomOr is makeRoom; with widen, when still over maxmemory with
+// nothing the policy may evict on the shards of mask while another shard
+// has something, it evicts no further and reports elsewhere: the command
+// is to run again over every shard, and evict there before it runs, as
+// Redis's performEvictions evicts from the whole data set before every
+// command (Loop.call).
+func (l *Loop) makeRoomOr(mask uint64, widen bool) (ok, elsewhere bool) {
 	srv := l.srv
 	maxmem := int64(srv.cfg.MaxMemory())
 	for m := mask; m != 0; m &= m - 1 {
@@ -144,10 +155,11 @@ func (l *Loop) makeRoom(mask uint64) bool {
 	}
 	over := func() bool { return srv.usedMemoryEstimate() > maxmem }
 	if !over() {
-		return true
+		return true, false
 	}
-	if l.sh.Cfg.MaxmemoryPolicy.Load() == shard.PolicyNoEviction {
-		return false
+	policy := l.sh.Cfg.MaxmemoryPolicy.Load()
+	if policy == shard.PolicyNoEviction {
+		return false, false
 	}
 	var hook func(*shard.DB, []byte)
 	if srv.persist != nil {
@@ -155,11 +167,19 @@ func (l *Loop) makeRoom(mask uint64) bool {
 	}
 	for m := mask; m != 0; m &= m - 1 {
 		if srv.shards[bits.TrailingZeros64(m)].EvictWhile(over, hook) {
-			return true
+			return true, false
 		}
 	}
 	// Still over, and nothing of the command's shards can go (a volatile
-	// policy without volatile keys there). A shard over its share refuses,
+	// policy without volatile keys there).
+	if widen {
+		for i, sh := range srv.shards {
+			if mask&(1<<uint(i)) == 0 && sh.CanEvict(policy) {
+				return false, true
+			}
+		}
+	}
+	// A shard over its share refuses,
 	// as Redis does when nothing can be evicted; one within its share lets
 	// the command run: the shards past theirs evict in their own loops.
 	budget := srv.shardBudget.Load()
@@ -171,52 +191,18 @@ func (l *Loop) makeRoom(mask uint64) bool {
 	}
 	for m := mask; m != 0; m &= m - 1 {
 		if srv.shards[bits.TrailingZeros64(m)].UsedMemory() > budget {
-			return false
+			return false, false
 		}
 	}
-	return true
+	return true, false
 }
 
-// evictElsewhere reports whether x's command should run again over every
-// shard before it runs at all: used_memory is over maxmemory, none of the
-// shards it holds has a key the policy may evict (a volatile policy, their
-// keys without an expiry) and another shard has one. Redis's
-// performEvictions, before every command, evicts from the whole data set,
-// and the invalidations of what it evicted go out before the command's
-// reply; over every shard, evictFirst does the same. Only a run's command
-// (runLocal, runRemote: x.mayWiden) is sent again, never a blocking one
+// mayWiden is whether x's command may run again over every shard to
+// evict (makeRoomOr): a run's command (runLocal, runRemote set
+// x.mayWiden) that does not hold every shard already, never a blocking one
 // nor one that must run on its client's loop (cmd.home).
-func (l *Loop) evictElsewhere(x *Exec, cmd *Cmd) bool {
-	srv := l.srv
-	all := uint64(1)<<uint(len(srv.shards)) - 1
-	if !x.mayWiden || x.cl == nil || x.mask == all || cmd.home || cmd.flags&flagBlocking != 0 {
-		return false
-	}
-	policy := l.sh.Cfg.MaxmemoryPolicy.Load()
-	if policy == shard.PolicyNoEviction {
-		return false
-	}
-	for m := x.mask; m != 0; m &= m - 1 {
-		if srv.shards[bits.TrailingZeros64(m)].CanEvict(policy) {
-			return false // the usual case: as published before the last command
-		}
-	}
-	for m := x.mask; m != 0; m &= m - 1 {
-		sh := srv.shards[bits.TrailingZeros64(m)]
-		sh.UsedMemory() // publish what the shards we hold use and hold now
-		if sh.CanEvict(policy) {
-			return false
-		}
-	}
-	if srv.usedMemoryEstimate() <= int64(srv.cfg.MaxMemory()) {
-		return false
-	}
-	for i, sh := range srv.shards {
-		if x.mask&(1<<uint(i)) == 0 && sh.CanEvict(policy) {
-			return true
-		}
-	}
-	return false
+func (l *Loop) mayWiden(x *Exec, cmd *Cmd) bool {
+	return x.mayWiden && x.cl != nil && x.mask != uint64(1)<<uint(len(l.srv.shards))-1 && !cmd.home && cmd.flags&flagBlocking == 0
 }
 
 // clientMemForKeys is the clients' memory as key eviction counts it: with

@@ -197,7 +197,7 @@ type Exec struct {
 	// (script.go); the command's reply and statistics are dropped.
 	escalate bool
 	// mayWiden: the command is a run's, which may be sent again over every
-	// shard to evict (evictElsewhere, memory.go).
+	// shard to evict (makeRoomOr, memory.go).
 	mayWiden bool
 	// errCounted: the error reply was counted in errorstats already (a
 	// script passing on the error of a command it called).

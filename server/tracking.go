@@ -221,8 +221,12 @@ func (l *Loop) trackKeys(x *Exec, cmd *Cmd, argv [][]byte) {
 // would wait behind the run's replies (trk.later), right for a change made
 // after a read of the run, wrong for one made before its command. A client
 // that redirects its invalidations gets them through the inbox as ever.
-func (l *Loop) evictFirst(x *Exec) bool {
-	ok := l.makeRoom(x.mask)
+//
+// With widen, elsewhere says the command is to run again over every shard
+// (makeRoomOr); the invalidations of what its shards evicted on the way
+// are in its replies already.
+func (l *Loop) evictFirst(x *Exec, widen bool) (ok, elsewhere bool) {
+	ok, elsewhere = l.makeRoomOr(x.mask, widen)
 	if cl := x.cl; cl != nil && cl.trk.on && !cl.trk.bcast && cl.trk.redir == 0 && x.Proto >= 3 {
 		l.trk.inline = x
 	}
@@ -231,7 +235,7 @@ func (l *Loop) evictFirst(x *Exec) bool {
 	if x.cl != nil && x.cl.loop == l && l.ps.in.nonEmpty.Load() {
 		l.drainInbox(x, false)
 	}
-	return ok
+	return ok, elsewhere
 }
 
 // trackAfter delivers the invalidations of the command x just ran.
