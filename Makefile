@@ -30,7 +30,7 @@ test:
 vet:
 	$(GO) vet ./...
 
-## fuzz: fuzz the RESP parser, the AOF loader, every data command's arguments, the Lua engine's decoders, the FUNCTION RESTORE payload parser, RESTORE's payloads, the RDB reader and stream nodes, FUZZTIME each (default 20s)
+## fuzz: fuzz the RESP parser, the AOF loader, every data command's arguments, the Lua engine's decoders, the FUNCTION RESTORE payload parser, RESTORE's payloads, the RDB reader and stream nodes, the LZF compressor, FUZZTIME each (default 20s)
 fuzz:
 	$(GO) test ./resp/ -run '^$$' -fuzz FuzzParser -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/ -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
@@ -41,6 +41,7 @@ fuzz:
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzParseFunctions -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzReadRDB -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzStreamNode -fuzztime $(FUZZTIME)
+	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzLZFRoundTrip -fuzztime $(FUZZTIME)
 
 ## install: build, then install the server and redshard-check-aof in $(BINDIR), redshard.conf in $(SYSCONFDIR)/redshard (kept if present) and the systemd unit in $(UNITDIR), its paths rewritten for PREFIX
 install:
