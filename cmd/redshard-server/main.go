@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -144,8 +145,10 @@ func run(argv []string) int {
 }
 
 // startProfiles honours REDSHARD_CPUPROFILE (a CPU profile written until
-// the server stops) and REDSHARD_MEMPROFILE (an allocation profile written at
-// exit), for `make profile`.
+// the server stops), REDSHARD_TRACE (an execution trace, `go tool trace`,
+// written until the server stops: where a loop waited) and
+// REDSHARD_MEMPROFILE (an allocation profile written at exit), for `make
+// profile`.
 func startProfiles(log *server.Logger) func() {
 	var stops []func()
 	if name := os.Getenv("REDSHARD_CPUPROFILE"); name != "" {
@@ -154,6 +157,14 @@ func startProfiles(log *server.Logger) func() {
 			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
 		} else {
 			log.Warningf("cannot write CPU profile %s: %v", name, err)
+		}
+	}
+	if name := os.Getenv("REDSHARD_TRACE"); name != "" {
+		f, err := os.Create(name)
+		if err == nil && trace.Start(f) == nil {
+			stops = append(stops, func() { trace.Stop(); f.Close() })
+		} else {
+			log.Warningf("cannot write execution trace %s: %v", name, err)
 		}
 	}
 	if name := os.Getenv("REDSHARD_MEMPROFILE"); name != "" {
