@@ -70,3 +70,29 @@ func TestGCPercentForImage(t *testing.T) {
 		t.Errorf("after the image, gcPercentFor(128 MiB) = %d, want %d", got, gcBasePct)
 	}
 }
+
+// TestGCPercentForLoad: while a data set loads the percentage is at least
+// gcLoadPct and the headroom's floor is gcImageFloor, so a small heap
+// growing from nothing collects a few times instead of every 16 MiB; both
+// end with the load.
+func TestGCPercentForLoad(t *testing.T) {
+	done := gcLoading()
+	for _, c := range []struct {
+		live uint64
+		want int32
+	}{
+		{16 << 20, 400},      // 64 MiB on 16 MiB
+		{64 << 20, 100},      // the floor equals the heap, and gcLoadPct
+		{128 << 20, 100},     // gcLoadPct wins over the floor's 50
+		{1 << 30, gcLoadPct}, // a big heap: gcLoadPct
+		{1 << 20, gcMaxPct},  // capped
+	} {
+		if got := gcPercentFor(c.live); got != c.want {
+			t.Errorf("during a load, gcPercentFor(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+	done()
+	if got := gcPercentFor(16 << 20); got != 100 {
+		t.Errorf("after the load, gcPercentFor(16 MiB) = %d, want 100", got)
+	}
+}
