@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -305,19 +306,34 @@ func TestRestoreIdleAndFreq(t *testing.T) {
 }
 
 // TestBuildValueRefusesBadValues: duplicates and NaN never become keys.
+// A hash's or sorted set's repeated member is the decoder's to refuse
+// (objectFromValue): its payload, compact or not, must not decode.
 func TestBuildValueRefusesBadValues(t *testing.T) {
 	db := ksCtx(1).DBOf([]byte("k"))
 	a := []byte("a")
 	for _, v := range []rdb.Value{
 		{Kind: rdb.KindSet, Items: [][]byte{a, a}},
 		{Kind: rdb.KindSet, Items: [][]byte{[]byte("1"), []byte("1")}},
-		{Kind: rdb.KindHash, Hash: []rdb.HashField{{Field: a, Value: a}, {Field: a, Value: a}}},
-		{Kind: rdb.KindZSet, ZSet: []rdb.ZMember{{Member: a, Score: 1}, {Member: a, Score: 2}}},
 		{Kind: rdb.KindList},
 		{Kind: rdb.KindStream},
 	} {
 		if _, err := db.BuildValue(&v); err == nil {
 			t.Errorf("%v %v: built", v.Kind, v.Len())
+		}
+	}
+	big := make([]byte, 100) // over *-max-listpack-value: the plain types
+	for _, m := range [][]byte{a, big} {
+		for _, v := range []rdb.Value{
+			{Kind: rdb.KindHash, Hash: []rdb.HashField{{Field: m, Value: a}, {Field: []byte("b"), Value: a}, {Field: m, Value: a}}},
+			{Kind: rdb.KindZSet, ZSet: []rdb.ZMember{{Member: m, Score: 1}, {Member: []byte("b"), Score: 2}, {Member: m, Score: 3}}},
+		} {
+			p, err := rdb.EncodeDump(&v, rdb.Options{Checksum: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, err := rdb.DecodeDump(p); !errors.Is(err, rdb.ErrDuplicate) {
+				t.Errorf("%v of %d-byte members: decoded %v, %v", v.Kind, len(m), d.Len(), err)
+			}
 		}
 	}
 }
