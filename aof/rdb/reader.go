@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"strconv"
@@ -491,19 +492,27 @@ func readTextDouble(d *decoder) (float64, error) {
 // sorted set of the bench's 1M keys: 0.3 s of the parser's 0.84 s).
 const smallDups = 32
 
+var dupSeed = maphash.MakeSeed()
+
 // dupAt reports the first of the n strings at(i) equal to an earlier one.
 func dupAt(n int, at func(i int) []byte) ([]byte, bool) {
 	if n < 2 {
 		return nil, false
 	}
 	if n <= smallDups {
-		for i := 1; i < n; i++ {
+		// By pairs of hashes, the bytes compared only when two hashes
+		// are equal: comparing the bytes of every pair (45 calls through
+		// at for 10 members) was 0.06 s of a 0.5 s parse of 1M mixed keys.
+		var hs [smallDups]uint64
+		for i := 0; i < n; i++ {
 			a := at(i)
+			h := maphash.Bytes(dupSeed, a)
 			for j := 0; j < i; j++ {
-				if string(a) == string(at(j)) {
+				if hs[j] == h && string(a) == string(at(j)) {
 					return a, true
 				}
 			}
+			hs[i] = h
 		}
 		return nil, false
 	}

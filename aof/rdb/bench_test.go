@@ -63,3 +63,17 @@ func FuzzLZFRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDupAt10: the repeat check of a loaded 10-field hash, the
+// collections of bench -only rdb.
+func BenchmarkDupAt10(b *testing.B) {
+	var items [][]byte
+	for i := 0; i < 10; i++ {
+		items = append(items, []byte{'f', byte('0' + i)})
+	}
+	for i := 0; i < b.N; i++ {
+		if checkDups(items, 1) != nil {
+			b.Fatal("a repeat found")
+		}
+	}
+}
