@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 )
 
@@ -10,12 +11,18 @@ import (
 // and return ErrBadBlob for anything malformed; elements alias the blob.
 
 // parseListpack returns the elements of a listpack.
-func parseListpack(b []byte) ([][]byte, error) {
+func parseListpack(b []byte) ([][]byte, error) { return parseListpackInto(nil, b) }
+
+// parseListpackInto is parseListpack appending to dst.
+func parseListpackInto(dst [][]byte, b []byte) ([][]byte, error) {
 	if len(b) < 7 || int(binary.LittleEndian.Uint32(b)) != len(b) || b[len(b)-1] != 0xff {
 		return nil, ErrBadBlob
 	}
 	n := int(binary.LittleEndian.Uint16(b[4:]))
-	out := make([][]byte, 0, min(n, len(b)/2))
+	out := dst
+	if cap(out)-len(out) < min(n, len(b)/2) {
+		out = slices.Grow(out, min(n, len(b)/2))
+	}
 	p := 6
 	for b[p] != 0xff {
 		start := p
@@ -115,13 +122,19 @@ func backlenSize(l int) int {
 }
 
 // parseZiplist returns the elements of a ziplist (Redis < 7.0).
-func parseZiplist(b []byte) ([][]byte, error) {
+func parseZiplist(b []byte) ([][]byte, error) { return parseZiplistInto(nil, b) }
+
+// parseZiplistInto is parseZiplist appending to dst.
+func parseZiplistInto(dst [][]byte, b []byte) ([][]byte, error) {
 	if len(b) < 11 || int(binary.LittleEndian.Uint32(b)) != len(b) || b[len(b)-1] != 0xff {
 		return nil, ErrBadBlob
 	}
 	tail := int(binary.LittleEndian.Uint32(b[4:]))
 	n := int(binary.LittleEndian.Uint16(b[8:]))
-	out := make([][]byte, 0, min(n, len(b)/2))
+	out := dst
+	if cap(out)-len(out) < min(n, len(b)/2) {
+		out = slices.Grow(out, min(n, len(b)/2))
+	}
 	p, prev, last := 10, 0, 10
 	for b[p] != 0xff {
 		start := p

@@ -25,6 +25,9 @@ type decoder struct {
 	// collector's work came with them. Strings handed out are never
 	// overwritten, so they stay valid as long as they are referenced.
 	arena []byte
+	// scratch holds the elements of a blob only until they are paired or
+	// copied (blobValue, quicklist nodes).
+	scratch [][]byte
 }
 
 const (
