@@ -32,7 +32,20 @@ import (
 // writes the image (with shards 1 it took the loop's only P: GET p99 during
 // a BGSAVE of 1M keys was 7 ms against 0.3 ms steady), and every CPU while
 // a data set loads (the parser and the shards' builders, one P with shards 1:
-// the load of an RDB took 1.85x redis-server's time).
+// the load of an RDB took 1.85x redis-server's time), and at least
+// loadMinProcs even on one CPU.
+// loadMinProcs is the fewest Ps while a data set loads, even on one CPU:
+// the parser and the shards' builders must not wait for a P that a loop
+// holds. A loop blocked in epoll_wait keeps its P until sysmon retakes it
+// (gnet's poller makes a plain system call), and a loop wakes during a load
+// to answer -LOADING and INFO: with the server on one CPU (GOMAXPROCS 1) a
+// load of 1.01M mixed keys took 1.29-1.77 s of wall time for 0.9-1.1 s of
+// CPU (go tool trace: the parser and the builder runnable 0.6-0.7 s each
+// while the loop sat in its system call); with 2 Ps 0.92-0.99 s, as much
+// as its CPU. Unpinned on 2 CPUs a third P only added spinning (0.90-0.99 s
+// against 0.80-0.88 s).
+const loadMinProcs = 2
+
 type procs struct {
 	max   int          // GOMAXPROCS at start
 	user  bool         // GOMAXPROCS set in the environment: leave it alone
@@ -70,10 +83,10 @@ func (srv *Server) fitProcs() {
 	if srv.procs.bg.Load() > 0 {
 		want++
 	}
-	if srv.procs.loads.Load() > 0 {
-		want = srv.procs.max
-	}
 	want = min(max(want, 1), srv.procs.max)
+	if srv.procs.loads.Load() > 0 {
+		want = max(srv.procs.max, loadMinProcs)
+	}
 	if runtime.GOMAXPROCS(0) != want {
 		runtime.GOMAXPROCS(want)
 	}

@@ -46,3 +46,24 @@ func TestFitProcs(t *testing.T) {
 		})
 	}
 }
+
+// TestFitProcsLoad: while a data set loads GOMAXPROCS is every CPU, and at
+// least loadMinProcs on one CPU (a loop in epoll_wait holds its P), then
+// back to the shards' count when the load ends.
+func TestFitProcsLoad(t *testing.T) {
+	saved := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(saved) })
+	for _, c := range []struct{ max, want int }{{1, loadMinProcs}, {2, 2}, {4, 4}} {
+		runtime.GOMAXPROCS(c.max)
+		srv := &Server{cfg: DefaultConfig(), shards: make([]*shard.Shard, 1)}
+		srv.procs = procs{max: c.max}
+		srv.procsLoad(1)
+		if got := runtime.GOMAXPROCS(0); got != c.want {
+			t.Errorf("%d CPUs, loading: GOMAXPROCS %d, want %d", c.max, got, c.want)
+		}
+		srv.procsLoad(-1)
+		if got := runtime.GOMAXPROCS(0); got != 1 {
+			t.Errorf("%d CPUs, after the load: GOMAXPROCS %d, want 1", c.max, got)
+		}
+	}
+}
