@@ -151,22 +151,27 @@ func run(argv []string) int {
 // profile`.
 func startProfiles(log *server.Logger) func() {
 	var stops []func()
-	if name := os.Getenv("REDSHARD_CPUPROFILE"); name != "" {
-		f, err := os.Create(name)
-		if err == nil && pprof.StartCPUProfile(f) == nil {
-			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
-		} else {
-			log.Warningf("cannot write CPU profile %s: %v", name, err)
+	// A recording written until the server stops: started on the file
+	// named by env, stopped (and the file closed) by the returned stops.
+	record := func(env, what string, start func(io.Writer) error, stop func()) {
+		name := os.Getenv(env)
+		if name == "" {
+			return
 		}
-	}
-	if name := os.Getenv("REDSHARD_TRACE"); name != "" {
 		f, err := os.Create(name)
-		if err == nil && trace.Start(f) == nil {
-			stops = append(stops, func() { trace.Stop(); f.Close() })
-		} else {
-			log.Warningf("cannot write execution trace %s: %v", name, err)
+		if err == nil {
+			if err = start(f); err != nil {
+				f.Close()
+			}
 		}
+		if err != nil {
+			log.Warningf("cannot write %s %s: %v", what, name, err)
+			return
+		}
+		stops = append(stops, func() { stop(); f.Close() })
 	}
+	record("REDSHARD_CPUPROFILE", "CPU profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
+	record("REDSHARD_TRACE", "execution trace", trace.Start, trace.Stop)
 	if name := os.Getenv("REDSHARD_MEMPROFILE"); name != "" {
 		runtime.MemProfileRate = 64 << 10
 		stops = append(stops, func() {
