@@ -32,6 +32,9 @@ func (c *admConn) OutboundBuffered() int { return 0 }
 func admServer(t testing.TB, n int) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
+	// Files a command writes (SAVE's dump.rdb, drawn by FuzzCommands) go
+	// to a directory of the test's, not the package's (no chdir).
+	cfg.dir.Store(t.TempDir())
 	srv := &Server{cfg: cfg, log: NewLoggerTo(io.Discard, cfg), startTime: time.Now()}
 	srv.shut.exitReq = make(chan struct{}, 1)
 	srv.lastSave.Store(time.Now().Unix())
