@@ -34,6 +34,13 @@ import (
 // a data set loads (the parser and the shards' builders, one P with shards 1:
 // the load of an RDB took 1.85x redis-server's time), and at least
 // loadMinProcs even on one CPU.
+type procs struct {
+	max   int          // GOMAXPROCS at start
+	user  bool         // GOMAXPROCS set in the environment: leave it alone
+	bg    atomic.Int32 // images being written (BGSAVE, BGREWRITEAOF)
+	loads atomic.Int32 // data sets being loaded
+}
+
 // loadMinProcs is the fewest Ps while a data set loads, even on one CPU:
 // the parser and the shards' builders must not wait for a P that a loop
 // holds. A loop blocked in epoll_wait keeps its P until sysmon retakes it
@@ -45,13 +52,6 @@ import (
 // as its CPU. Unpinned on 2 CPUs a third P only added spinning (0.90-0.99 s
 // against 0.80-0.88 s).
 const loadMinProcs = 2
-
-type procs struct {
-	max   int          // GOMAXPROCS at start
-	user  bool         // GOMAXPROCS set in the environment: leave it alone
-	bg    atomic.Int32 // images being written (BGSAVE, BGREWRITEAOF)
-	loads atomic.Int32 // data sets being loaded
-}
 
 // procsFor runs fitProcs with one more background image (+1) or one less
 // (-1); procsLoad with a load.
