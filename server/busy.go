@@ -221,27 +221,26 @@ func (srv *Server) serveStuck(l *Loop, buf []byte, loading string) {
 			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
 			continue
 		}
-		out := srv.busyServe(l, cl, loading)
-		if cl.tls != nil {
-			out = cl.tls.seal(out)
-		}
-		n0 := len(out)
-		rest := srv.busyWrite(fd, out)
-		srv.stats.netOutput.Add(int64(n0 - len(rest)))
-		if len(rest) > 0 {
+		if rest := srv.busySend(cl, srv.busyServe(l, cl, loading)); len(rest) > 0 {
 			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
 		}
 	}
 }
 
-// busyFlush writes cl.out for serveStuck; false if some of it is left.
-func (srv *Server) busyFlush(cl *Client) bool {
-	out := cl.out
+// busySend seals out for a TLS client and writes it (busyWrite), counted
+// in the output statistics; it returns what it could not write.
+func (srv *Server) busySend(cl *Client, out []byte) []byte {
 	if cl.tls != nil {
 		out = cl.tls.seal(out)
 	}
 	rest := srv.busyWrite(cl.c.Fd(), out)
 	srv.stats.netOutput.Add(int64(len(out) - len(rest)))
+	return rest
+}
+
+// busyFlush writes cl.out for serveStuck; false if some of it is left.
+func (srv *Server) busyFlush(cl *Client) bool {
+	rest := srv.busySend(cl, cl.out)
 	switch {
 	case len(rest) == 0:
 		cl.out = cl.out[:0]

@@ -271,11 +271,17 @@ func (l *Loop) rewriteStep() {
 	}
 }
 
-// rwLater queues the image's next step after d, off the loop.
+// rwLater queues the image's next step after d, off the loop, unless
+// another image has started meanwhile (imgGen, as delayStep): a step left
+// over from a stopped image would give the new one a second chain of
+// steps, and twice its share of the loop.
 func (l *Loop) rwLater(d time.Duration) {
+	gen := l.imgGen.Load()
 	go func() {
 		time.Sleep(d)
-		_ = l.el.Execute(context.Background(), l.rwStep)
+		if l.imgGen.Load() == gen {
+			_ = l.el.Execute(context.Background(), l.rwStep)
+		}
 	}()
 }
 

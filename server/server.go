@@ -153,7 +153,7 @@ type Loop struct {
 	dirtyPub  atomic.Int64 // stats.dirty as of the last cron, for the save schedule
 	rwStep    gnet.Runnable
 	imgDelay  int64        // rdb-key-save-delay when the image started (rewrite.go)
-	imgGen    atomic.Int64 // counts the images started, for delayStep
+	imgGen    atomic.Int64 // counts the images started, for delayStep and rwLater
 	rwRun     time.Time    // start of the rewrite steps run since the loop last served a client (rewrite.go)
 	rwReads   int64        // stats.reads at the last step
 	rwBusy    bool         // clients were served lately: short runs and steps (rewrite.go)
