@@ -293,6 +293,10 @@ func (c *Child) Sync() error {
 	return c.exit
 }
 
+// Kill sends the child SIGKILL and returns at once; Close still ends the
+// job (and waits for the exit).
+func (c *Child) Kill() { _ = c.cmd.Process.Kill() }
+
 // Close stops the child if its input has not ended (an aborted job) and
 // waits for it. The file stays: the caller removes it.
 func (c *Child) Close() error {

@@ -742,6 +742,7 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		}
 		if cmd.resetRDB && shard.FlushArgsValid(argv) {
 			l.srv.stopBgsaveForFlush() // snapshot.go
+			l.srv.stopSyncForFlush()   // repl_master.go
 		}
 		cmd.run(&x.Ctx, argv)
 		x.SortPatternsDenied = false

@@ -1017,14 +1017,7 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 			}
 			<-rp.m.syncRelay
 		}
-		rp.mu.Lock()
-		var rs []*replica
-		for _, r := range rp.m.replicas {
-			if r.state.Load() == repStreamRDB {
-				rs = append(rs, r)
-			}
-		}
-		rp.mu.Unlock()
+		rs := srv.streamingReplicas()
 		if err == nil {
 			// The trailer: the mark again.
 			for _, r := range rs {
@@ -1051,6 +1044,65 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 		}
 		srv.log.Noticef("Background RDB transfer terminated with success")
 	}()
+}
+
+// stopSyncForFlush is stopBgsaveForFlush's for a disk-less sync. Redis's
+// FLUSHALL kills any RDB child, the one streaming to replicas included:
+// those replicas fail their sync, come back, and get a new one of the
+// emptied data set. So here: the image stops (the flush does not first
+// serialize every key the walk has not reached, which with
+// rdb-key-save-delay could take hours), the child is killed, and the
+// replicas receiving the image are dropped. An image whose loops have all
+// finished is left to end (syncImageDone is sending its last bytes): its
+// replicas get the FLUSHALL through the stream after it. Every loop is
+// parked.
+func (srv *Server) stopSyncForFlush() {
+	rp := &srv.repl
+	s := rp.m.syncImg.Load()
+	if s == nil || rp.m.remain.Load() == 0 {
+		return
+	}
+	rp.m.syncImg.Store(nil) // syncImageDone now ignores the image
+	srv.stopLoopSnaps(s)    // snapshot.go
+	rs := srv.streamingReplicas()
+	srv.log.Noticef("Background RDB transfer stopped by FLUSHALL")
+	c, relay := rp.m.syncChild, rp.m.syncRelay
+	if c != nil {
+		// Killed first, so that the image's last writes to it fail at
+		// once rather than wait for a slow replica.
+		c.Kill()
+	}
+	for _, r := range rs {
+		srv.log.Warningf("SYNC failed. BGSAVE child returned an error")
+		r.drop("") // closes its socket: a write in progress to it fails
+	}
+	go func() {
+		s.Abort()
+		if c != nil {
+			_ = c.Close()
+			<-relay
+		}
+		srv.procsFor(-1)
+		rp.m.imaging.Store(false)
+		rp.m.syncing.Store(false)
+		if srv.save.rewriteAfter.CompareAndSwap(true, false) {
+			srv.sysRequest(bgrewriteaofRequest) // one image at a time: it waited
+		}
+	}()
+}
+
+// streamingReplicas are the replicas receiving the disk-less image.
+func (srv *Server) streamingReplicas() []*replica {
+	rp := &srv.repl
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	var rs []*replica
+	for _, r := range rp.m.replicas {
+		if r.state.Load() == repStreamRDB {
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }
 
 // removeSyncRDB is Redis's removeRDBUsedToSyncReplicas (from the cron):

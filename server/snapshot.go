@@ -342,12 +342,9 @@ func (srv *Server) sysRequest(req []byte) {
 	}))
 }
 
-// abortSnapshot stops the BGSAVE in progress, if any; every loop is parked.
-func (srv *Server) abortSnapshot() bool {
-	s := srv.save.cur.Swap(nil)
-	if s == nil {
-		return false
-	}
+// stopLoopSnaps stops every loop's part of the image s (its walk and its
+// compressor); every loop is parked.
+func (srv *Server) stopLoopSnaps(s *aof.Snapshot) {
 	for _, l := range srv.loops {
 		if l.snap != nil && l.snap.s == s {
 			l.sh.AbortRewrite()
@@ -355,6 +352,15 @@ func (srv *Server) abortSnapshot() bool {
 			l.snap = nil
 		}
 	}
+}
+
+// abortSnapshot stops the BGSAVE in progress, if any; every loop is parked.
+func (srv *Server) abortSnapshot() bool {
+	s := srv.save.cur.Swap(nil)
+	if s == nil {
+		return false
+	}
+	srv.stopLoopSnaps(s)
 	s.Abort()
 	srv.procsFor(-1)
 	srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
@@ -424,9 +430,8 @@ func (srv *Server) saveImage(walk bool, pending int64) error {
 // place later cannot bring the old data set back, and so that the flush
 // does not first serialize every key the walk has not reached. Replicas
 // waiting for that file fail their sync and come back, as with Redis's
-// killed child. A disk-less sync's image is left alone: the FLUSHALL
-// reaches those replicas through the stream after it. Every loop is
-// parked.
+// killed child (and a disk-less sync's image stops too:
+// stopSyncForFlush). Every loop is parked.
 func (srv *Server) stopBgsaveForFlush() {
 	if !srv.save.active.Load() {
 		return

@@ -330,3 +330,50 @@ func TestRDBDelSyncFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestFlushallStopsDisklessSync: FLUSHALL during a disk-less full sync
+// stops it as Redis's kills the child streaming to the replicas: the
+// image and its child end at once (not after serializing every key the
+// walk has not reached), the replica is dropped, comes back, and a new
+// sync gives it the emptied data set.
+func TestFlushallStopsDisklessSync(t *testing.T) {
+	args := []string{"--shards", "2", "--enable-debug-command", "yes", "--appendonly", "no", "--save", "",
+		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
+	m := startServer(t, append(args, "--rdb-key-save-delay", "100000")...) // 0.1 s a key
+	mc := m.client(t, 2)
+	ctx := ctxT(t)
+	if err := mc.Do(ctx, "DEBUG", "POPULATE", "2000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := startServer(t, append(args, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))...)
+	rc := r.client(t, 2)
+	const started = "Background RDB transfer started by pid"
+	m.waitLog(t, started)
+	time.Sleep(300 * time.Millisecond) // a few keys into the image
+	if n := strings.Count(m.log.String(), started); n != 1 {
+		t.Fatalf("%d syncs started before FLUSHALL, want 1", n)
+	}
+	if err := mc.ConfigSet(ctx, "rdb-key-save-delay", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := mc.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("FLUSHALL took %v", d)
+	}
+	m.waitLog(t, "Background RDB transfer stopped by FLUSHALL")
+	m.waitLog(t, "SYNC failed. BGSAVE child returned an error")
+	waitFor(t, "a second sync", func() bool { return strings.Count(m.log.String(), started) == 2 })
+	if err := mc.Set(ctx, "after", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, mc, rc)
+	if n := rc.DBSize(ctx).Val(); n != 1 {
+		t.Errorf("replica has %d keys after the flush and one SET, want 1", n)
+	}
+	if v := rc.Get(ctx, "after").Val(); v != "1" {
+		t.Errorf("replica's GET after = %q", v)
+	}
+}
