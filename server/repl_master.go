@@ -91,8 +91,13 @@ type replica struct {
 	softSince           int64 // unix s since its lag is over the soft limit (repl.mu)
 	prePsync            bool  // came with SYNC: no +FULLRESYNC line
 
-	state   atomic.Int32
-	wrote   atomic.Int64 // unix ms of its last write that went through (writeNow)
+	state atomic.Int32
+	// writing is the unix ms at which the write in progress to it began,
+	// 0 between writes (writeNow): Redis's repl_last_partial_write, set
+	// only while a replica has data pending, so that a replica waiting
+	// while the disk-less image is held up by another one is not taken
+	// for stuck.
+	writing atomic.Int64
 	ack     atomic.Int64 // REPLCONF ACK offset
 	ackTime atomic.Int64 // unix ms of its last ACK
 	since   time.Time    // when it asked to sync
@@ -744,8 +749,9 @@ func (srv *Server) replCron() {
 		}
 		// A disk-less sync's write that has not gone through for
 		// repl-timeout (Redis's check of a replica in the RDB pipe): the
-		// running write has the deadline it started with.
-		if r.state.Load() == repStreamRDB && r.wrote.Load() > 0 && now.UnixMilli()-r.wrote.Load() > timeout {
+		// running write has the deadline it started with, and repl-timeout
+		// may have been lowered since.
+		if w := r.writing.Load(); r.state.Load() == repStreamRDB && w > 0 && now.UnixMilli()-w > timeout {
 			stuck = append(stuck, r)
 		}
 	}
@@ -961,7 +967,6 @@ type replFan struct {
 }
 
 func (f *replFan) pre(r *replica, s string) {
-	r.wrote.Store(time.Now().UnixMilli())
 	if err := r.writeNow([]byte(s)); err != nil {
 		r.drop("write error: " + err.Error())
 	}
@@ -1181,12 +1186,12 @@ func (srv *Server) replDiskSaved(err error) {
 func (r *replica) writeNow(b []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	_ = r.conn.SetWriteDeadline(time.Now().Add(r.timeout()))
+	now := time.Now()
+	_ = r.conn.SetWriteDeadline(now.Add(r.timeout()))
+	r.writing.Store(now.UnixMilli())
 	_, err := r.conn.Write(b)
+	r.writing.Store(0)
 	r.srv.stats.netReplOutput.Add(int64(len(b)))
-	if err == nil {
-		r.wrote.Store(time.Now().UnixMilli())
-	}
 	return err
 }
 

@@ -377,3 +377,43 @@ func TestFlushallStopsDisklessSync(t *testing.T) {
 		t.Errorf("replica's GET after = %q", v)
 	}
 }
+
+// TestDisklessStuckReplicaAlone: of two replicas in one disk-less sync,
+// the one that stops reading is dropped once repl-timeout (lowered
+// meanwhile) passes with a write to it pending, and the other, which only
+// waits while the image is held up by the first, is not: it completes its
+// sync, as Redis's check of repl_last_partial_write (set only while a
+// replica has data pending) allows.
+func TestDisklessStuckReplicaAlone(t *testing.T) {
+	ctx := context.Background()
+	m := startServer(t, "--enable-debug-command", "yes", "--appendonly", "no", "--save", "", "--rdbcompression", "no",
+		"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "5", "--repl-diskless-sync-max-replicas", "2")
+	mc := m.client(t, 2)
+	// 40 MB, more than the sockets' buffers hold.
+	if err := mc.Do(ctx, "DEBUG", "POPULATE", "4000", "key", "10000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.ConfigSet(ctx, "rdb-key-save-delay", "500").Err(); err != nil { // 2 s for the image
+		t.Fatal(err)
+	}
+	rargs := []string{"--replicaof", "127.0.0.1", strconv.Itoa(m.Port), "--save", "", "--enable-debug-command", "yes"}
+	slow, fast := startServer(t, rargs...), startServer(t, rargs...)
+	m.waitLog(t, "Background RDB transfer started by pid")
+	time.Sleep(200 * time.Millisecond)
+	if err := slow.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = slow.cmd.Process.Signal(syscall.SIGCONT) }()
+	if err := mc.ConfigSet(ctx, "repl-timeout", "2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	drop := func(s *server) string {
+		return "Replica 127.0.0.1:" + strconv.Itoa(s.Port) + ": Disconnecting timedout replica (full sync)"
+	}
+	waitFor(t, "the stopped replica's drop", func() bool { return strings.Contains(m.log.String(), drop(slow)) })
+	fc := fast.client(t, 2)
+	waitInSync(t, mc, fc)
+	if strings.Contains(m.log.String(), drop(fast)) {
+		t.Errorf("the replica that kept reading was dropped too:\n%s", m.log.String())
+	}
+}
