@@ -1445,6 +1445,9 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    it is used instead of the 'key' prefix. These are not propagated to",
 			"    replicas. Cluster slots are not respected so keys not belonging to the",
 			"    current node can be created in cluster mode.",
+			"REPLICATE <command> [<arg> ...]",
+			"    Send <command> and its arguments to the replicas in the replication stream,",
+			"    without running it here.",
 			"RELOAD [option ...]",
 			"    Save the data set (here: the AOF rewrite's image of it, in memory), flush",
 			"    and reload it. Options MERGE, NOFLUSH and NOSAVE are accepted.",
@@ -1505,6 +1508,16 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		debugSegfault(x, argv) // crash.go
 	case len(argv) == 2 && shard.EqualFold(sub, "panic"):
 		debugPanic()
+	case len(argv) >= 3 && shard.EqualFold(sub, "replicate"):
+		// The rest of the arguments, as a command in the replication
+		// stream alone (not the AOF, not run here): Redis's test knob for
+		// a replica that diverges.
+		b := resp.AppendArrayLen(nil, len(argv)-2)
+		for _, a := range argv[2:] {
+			b = resp.AppendBulk(b, a)
+		}
+		x.srv.repl.appendRaw(b)
+		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "pause-cron"):
 		x.srv.setCronPaused(cAtoi(argv[2]) != 0)
 		x.OK()

@@ -42,7 +42,9 @@ package server
 //     transaction that has taken it.
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"math/bits"
 	"slices"
 	"time"
@@ -794,6 +796,9 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 		if !x.errCounted {
 			l.stats.countError(x.Out[start+1:])
 		}
+		if x.cl != nil && x.cl.rm != nil {
+			l.srv.errorToMaster(l, x.Out[start+1:], cmd.fullName)
+		}
 	}
 	x.errCounted = false
 	if x.Prop.Dirty > 0 {
@@ -806,6 +811,28 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	}
 }
 
+// errorToMaster is Redis's afterErrorReply for the master client of a
+// replica: a command of the master's stream that fails here means the
+// data sets have diverged (a writable replica's own writes, a bug). It is
+// logged, counted (unexpected_error_replies), and with
+// propagation-error-behavior panic or panic-on-replicas on a read-only
+// replica, the server stops with a crash report. msg is the error without
+// its '-' (and maybe with its CRLF).
+func (srv *Server) errorToMaster(l *Loop, msg []byte, cmdName string) {
+	msg = bytes.TrimRight(msg, "\r\n")
+	if len(msg) > 4096 {
+		msg = msg[:4096]
+	}
+	srv.log.Warningf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'", msg, cmdName)
+	srv.stats.unexpectedErrors.Add(1)
+	if b, _ := srv.cfg.GetValue("propagation-error-behavior"); (b == "panic" || b == "panic-on-replicas") && srv.cfg.boolOr("replica-read-only", true) {
+		// Redis's serverPanic: the crash report, as DEBUG PANIC's (a
+		// panic, so that the report names this line).
+		defer func() { srv.crashFromPanic(recover(), l) }()
+		panic(fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", cmdName))
+	}
+}
+
 // reject answers an error for a command that did not run (unknown, arity,
 // auth, ...), counting it as Redis does (rejected_calls, errorstats).
 func (cl *Client) reject(cmd *Cmd, msg string) {
@@ -813,6 +840,12 @@ func (cl *Client) reject(cmd *Cmd, msg string) {
 	if cl.rep != nil && cmd != nil {
 		// An error to a replica is a bug somewhere: Redis logs it so.
 		cl.srv.log.Warningf("== CRITICAL == This master is sending an error to its replica: '%s' after processing the command '%s'", msg, cmd.fullName)
+	} else if cl.rm != nil {
+		name := "<unknown>"
+		if cmd != nil {
+			name = cmd.fullName
+		}
+		cl.srv.errorToMaster(cl.loop, []byte(msg), name)
 	}
 	start := len(cl.out)
 	cl.out = resp.AppendError(cl.out, msg)

@@ -199,6 +199,7 @@ func (srv *Server) resetStats() {
 	}
 	srv.stats.connections.Store(0)
 	srv.stats.rejectedConn.Store(0)
+	srv.stats.unexpectedErrors.Store(0)
 	srv.stats.netInput.Store(0)
 	srv.stats.netOutput.Store(0)
 	srv.cmem.evicted.Store(0)
@@ -485,7 +486,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("tracking_total_keys", srv.trk.shared.Keys.Load())
 		w.int("tracking_total_items", srv.trk.shared.Items.Load())
 		w.int("tracking_total_prefixes", srv.trk.nprefix.Load())
-		w.int("unexpected_error_replies", 0)
+		w.int("unexpected_error_replies", srv.stats.unexpectedErrors.Load())
 		w.int("total_error_replies", t.totalErrs)
 		w.int("dump_payload_sanitizations", 0)
 		w.int("total_reads_processed", t.reads)

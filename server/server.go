@@ -118,6 +118,9 @@ type serverStats struct {
 	netOutput     atomic.Int64
 	netReplInput  atomic.Int64 // total_net_repl_input_bytes
 	netReplOutput atomic.Int64 // total_net_repl_output_bytes
+	// unexpectedErrors: errors a replica's master client got
+	// (unexpected_error_replies, dispatch.go's errorToMaster)
+	unexpectedErrors atomic.Int64
 }
 
 // Loop is one event loop and the shard it owns.

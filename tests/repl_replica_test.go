@@ -535,3 +535,64 @@ func TestReplicaAOFAndAuth(t *testing.T) {
 		t.Errorf("the replica's AOF loads digest %s, the master had %s", got, want)
 	}
 }
+
+// TestReplicaLogsErrorsToMaster: a command of the master's stream that
+// fails on the replica (a command it does not know, sent with DEBUG
+// REPLICATE; a write its own data makes fail, on a writable replica) is
+// logged as Redis's "== CRITICAL ==" line and counted in
+// unexpected_error_replies; with propagation-error-behavior panic a
+// read-only replica stops with a crash report instead.
+func TestReplicaLogsErrorsToMaster(t *testing.T) {
+	ctx := context.Background()
+	m := startServer(t, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
+	r := startServer(t, "--enable-debug-command", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	mc, rc := m.client(t, 2), r.client(t, 2)
+	mc.Set(ctx, "foo", "bar", 0)
+	waitInSync(t, mc, rc)
+
+	if err := mc.Do(ctx, "DEBUG", "REPLICATE", "fake-command-1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	mc.Set(ctx, "foo", "bar2", 0)
+	if n := mc.Do(ctx, "WAIT", 1, 2000).Val(); n != int64(1) {
+		t.Fatalf("WAIT = %v", n)
+	}
+	if v := mc.Exists(ctx, "fake-command-1").Val(); v != 0 || mc.Get(ctx, "foo").Val() != "bar2" {
+		t.Errorf("the master ran or kept something of DEBUG REPLICATE")
+	}
+	r.waitLog(t, "== CRITICAL == This replica is sending an error to its master: 'ERR unknown command 'fake-command-1', with args beginning with: ' after processing the command '<unknown>'")
+	if got := infoField(t, rc, "stats", "unexpected_error_replies"); got != "1" {
+		t.Errorf("unexpected_error_replies = %q, want 1", got)
+	}
+	if rc.Get(ctx, "foo").Val() != "bar2" {
+		t.Errorf("the stream did not go on after the error")
+	}
+
+	if err := rc.ConfigSet(ctx, "replica-read-only", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rc.Set(ctx, "number2", "foo", 0)
+	mc.IncrBy(ctx, "number2", 1)
+	mc.Do(ctx, "WAIT", 1, 2000)
+	if v := rc.Get(ctx, "number2").Val(); v != "foo" {
+		t.Errorf("replica's number2 = %q, want its own foo", v)
+	}
+	r.waitLog(t, "This replica is sending an error to its master: 'ERR value is not an integer or out of range' after processing the command 'incrby'")
+	if got := infoField(t, rc, "stats", "unexpected_error_replies"); got != "2" {
+		t.Errorf("unexpected_error_replies = %q, want 2", got)
+	}
+
+	if err := rc.ConfigSet(ctx, "replica-read-only", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.ConfigSet(ctx, "propagation-error-behavior", "panic").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Do(ctx, "DEBUG", "REPLICATE", "fake-command-2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.exited(10 * time.Second); err == nil {
+		t.Errorf("the replica exited 0 after its panic")
+	}
+	r.waitLog(t, "This replica panicked sending an error to its master after processing the command '<unknown>'")
+}
