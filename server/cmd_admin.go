@@ -1511,12 +1511,19 @@ func cmdDebug(x *Exec, argv [][]byte) {
 	case len(argv) >= 3 && shard.EqualFold(sub, "replicate"):
 		// The rest of the arguments, as a command in the replication
 		// stream alone (not the AOF, not run here): Redis's test knob for
-		// a replica that diverges.
+		// a replica that diverges. Without a stream (no replica, no
+		// backlog) nothing moves, the offset included, as in Redis.
 		b := resp.AppendArrayLen(nil, len(argv)-2)
 		for _, a := range argv[2:] {
 			b = resp.AppendBulk(b, a)
 		}
-		x.srv.repl.appendRaw(b)
+		rp := &x.srv.repl
+		rp.mu.Lock()
+		active := rp.active
+		rp.mu.Unlock()
+		if active {
+			rp.appendRaw(b)
+		}
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "pause-cron"):
 		x.srv.setCronPaused(cAtoi(argv[2]) != 0)
