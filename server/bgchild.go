@@ -112,9 +112,7 @@ func (srv *Server) watchSnapshotChild(s *aof.Snapshot, c aof.ChildFile) {
 			srv.save.failed.Store(true)
 			srv.save.lastSecs.Store((time.Now().UnixMilli() - srv.save.started.Load()) / 1000)
 			srv.replDiskSaved(errors.New("Background saving " + how))
-			if srv.save.rewriteAfter.CompareAndSwap(true, false) {
-				srv.sysRequest(bgrewriteaofRequest)
-			}
+			srv.runWaitingRewrite()
 		})
 }
 

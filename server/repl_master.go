@@ -1033,13 +1033,7 @@ func (srv *Server) syncImageDone(js *loopSnap) {
 				}
 			}
 		}
-		srv.procsFor(-1)
-		rp.m.syncImg.Store(nil)
-		rp.m.imaging.Store(false)
-		rp.m.syncing.Store(false)
-		if srv.save.rewriteAfter.CompareAndSwap(true, false) {
-			srv.sysRequest(bgrewriteaofRequest) // one image at a time: it waited
-		}
+		srv.syncImageEnded()
 		for _, r := range rs {
 			if err != nil {
 				r.rdb <- syncRDB{err: err}
@@ -1087,13 +1081,20 @@ func (srv *Server) stopSyncForFlush() {
 			_ = c.Close()
 			<-relay
 		}
-		srv.procsFor(-1)
-		rp.m.imaging.Store(false)
-		rp.m.syncing.Store(false)
-		if srv.save.rewriteAfter.CompareAndSwap(true, false) {
-			srv.sysRequest(bgrewriteaofRequest) // one image at a time: it waited
-		}
+		srv.syncImageEnded()
 	}()
+}
+
+// syncImageEnded is the end of a disk-less sync's image, done or stopped:
+// its P goes, a new sync or image may start, and a rewrite that waited for
+// it runs.
+func (srv *Server) syncImageEnded() {
+	rp := &srv.repl
+	srv.procsFor(-1)
+	rp.m.syncImg.Store(nil)
+	rp.m.imaging.Store(false)
+	rp.m.syncing.Store(false)
+	srv.runWaitingRewrite()
 }
 
 // streamingReplicas are the replicas receiving the disk-less image.

@@ -316,9 +316,7 @@ func (srv *Server) finishSnapshot(s *aof.Snapshot) {
 	}
 	srv.save.active.Store(false)
 	srv.replDiskSaved(err) // replicas waiting for this file (repl_master.go)
-	if srv.save.rewriteAfter.CompareAndSwap(true, false) {
-		srv.sysRequest(bgrewriteaofRequest)
-	}
+	srv.runWaitingRewrite()
 }
 
 // saved records a successful save whose cut had dirty counter dirty.
@@ -340,6 +338,14 @@ func (srv *Server) sysRequest(req []byte) {
 		}
 		return nil
 	}))
+}
+
+// runWaitingRewrite starts the BGREWRITEAOF that was scheduled while an
+// image was being taken (one image at a time).
+func (srv *Server) runWaitingRewrite() {
+	if srv.save.rewriteAfter.CompareAndSwap(true, false) {
+		srv.sysRequest(bgrewriteaofRequest)
+	}
 }
 
 // stopLoopSnaps stops every loop's part of the image s (its walk and its

@@ -19,11 +19,8 @@ func parseListpackInto(dst [][]byte, b []byte) ([][]byte, error) {
 		return nil, ErrBadBlob
 	}
 	n := int(binary.LittleEndian.Uint16(b[4:]))
-	out := dst
+	out := slices.Grow(dst, min(n, len(b)/2))
 	var ints []byte // the text of integer elements (intText)
-	if cap(out)-len(out) < min(n, len(b)/2) {
-		out = slices.Grow(out, min(n, len(b)/2))
-	}
 	p := 6
 	for b[p] != 0xff {
 		start := p
@@ -132,11 +129,8 @@ func parseZiplistInto(dst [][]byte, b []byte) ([][]byte, error) {
 	}
 	tail := int(binary.LittleEndian.Uint32(b[4:]))
 	n := int(binary.LittleEndian.Uint16(b[8:]))
-	out := dst
+	out := slices.Grow(dst, min(n, len(b)/2))
 	var ints []byte // the text of integer elements (intText)
-	if cap(out)-len(out) < min(n, len(b)/2) {
-		out = slices.Grow(out, min(n, len(b)/2))
-	}
 	p, prev, last := 10, 0, 10
 	for b[p] != 0xff {
 		start := p
