@@ -79,6 +79,7 @@ func (srv *Server) busyWatch() {
 	for {
 		select {
 		case <-srv.stopCh:
+			srv.releaseIntake()
 			return
 		case <-t.C:
 		}
@@ -109,7 +110,15 @@ func (srv *Server) busyCheck(buf []byte) {
 	}
 	srv.busy.fn.Store(fn)
 	srv.busy.mask.Store(mask)
-	if srv.load.active.Load() && srv.loadHeld() {
+	loadHeld := srv.load.active.Load() && srv.loadHeld()
+	// New connections go to loops that are not stuck, or are held and
+	// served until one is free (hold.go).
+	if mask != 0 || loadHeld {
+		srv.takeIntake()
+	} else if srv.intake.on.Load() {
+		srv.releaseIntake()
+	}
+	if loadHeld {
 		// DEBUG LOADAOF replays the log on one loop with every other
 		// parked (persist.go reloadData): -LOADING to all their clients.
 		for _, l := range srv.loops {
@@ -221,8 +230,8 @@ func (srv *Server) serveStuck(l *Loop, buf []byte, loading string) {
 			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
 			continue
 		}
-		if rest := srv.busySend(cl, srv.busyServe(l, cl, loading)); len(rest) > 0 {
-			_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+		if rest := srv.busySend(cl, srv.busyServe(l, cl, loading)); len(rest) > 0 || cl.closing {
+			_ = unix.Shutdown(fd, unix.SHUT_RDWR) // QUIT, or a client that does not read
 		}
 	}
 }
@@ -281,15 +290,16 @@ func (srv *Server) busyServe(l *Loop, cl *Client, loading string) []byte {
 	var out []byte
 	var argvBuf [8][]byte
 	pos := 0
-	for pos < len(cl.busyIn) {
+	cl.busyParser.Limits = cl.parser.Limits
+	for pos < len(cl.busyIn) && !cl.closing {
+		cl.busyParser.Unauthenticated = !cl.authenticated // Redis's limits before AUTH
 		argv, n, err := cl.busyParser.Next(cl.busyIn[pos:], argvBuf[:0])
 		if err != nil {
-			if loading == "" {
-				loading = srv.busyError()
-			}
-			out = resp.AppendError(out, loading)
+			// As the loop's protocolError: the error, then the close.
+			out = resp.AppendError(out, "ERR "+err.Error())
+			srv.log.Verbosef("Protocol error (%s) from client: %s", err.Error(), cl.infoLine())
+			cl.closing = true
 			pos = len(cl.busyIn)
-			cl.busyParser.Reset()
 			break
 		}
 		if n == 0 {
@@ -312,21 +322,44 @@ func (srv *Server) busyServe(l *Loop, cl *Client, loading string) []byte {
 // busyCommand answers one command of a client of a stuck loop.
 func (srv *Server) busyCommand(l *Loop, cl *Client, argv [][]byte, out []byte) []byte {
 	cmd := srv.lookup(argv)
-	name := ""
 	if cmd != nil {
-		name = cmd.fullName
+		cl.lastCmd = cmd.fullName // CLIENT LIST's cmd, as Redis sets it before its checks
 	}
-	switch name {
+	if msg := cl.checkAccess(cmd, argv); msg != "" {
+		// What Redis's processCommand answers before its busy check:
+		// unknown command, arity, NOAUTH, -NOPERM (logged). Inside MULTI
+		// the transaction is flagged, as rejectCommand does.
+		if cmd != nil {
+			cl.aclLogDenied(cmd, argv)
+		}
+		if cl.multi.active {
+			cl.multi.aborted = true
+		}
+		return resp.AppendError(out, msg)
+	}
+	x := &Exec{srv: srv, loop: l, cl: cl}
+	x.Proto = cl.proto
+	x.NowMs = time.Now().UnixMilli()
+	x.Out = out
+	switch cmd.fullName {
+	case "auth":
+		cmdAuth(x, argv)
+		return x.Out
+	case "hello":
+		cmdHello(x, argv)
+		return x.Out
+	case "quit":
+		// +OK, then the socket is shut: the loop closes the client when
+		// it resumes (serveStuck), or the held connection's goroutine
+		// does (hold.go).
+		cl.closing = true
+		return append(out, "+OK\r\n"...)
 	case "script|kill", "function|kill":
-		if msg := srv.killScript(name == "function|kill"); msg != "" {
+		if msg := srv.killScript(cmd.fullName == "function|kill"); msg != "" {
 			return resp.AppendError(out, msg)
 		}
 		return append(out, "+OK\r\n"...)
 	case "function|stats":
-		x := &Exec{srv: srv, loop: l}
-		x.Proto = cl.proto
-		x.NowMs = time.Now().UnixMilli()
-		x.Out = out
 		cmdFunctionStats(x, argv)
 		return x.Out
 	case "shutdown":

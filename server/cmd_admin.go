@@ -1292,6 +1292,17 @@ func cmdShutdown(x *Exec, argv [][]byte) {
 		}
 		return
 	}
+	if x.srv.busy.mask.Load() != 0 {
+		// A script past busy-reply-threshold holds loops (a client of a
+		// free loop got here): as Redis, only SHUTDOWN NOSAVE, which
+		// exits without waiting for the script, as from a stuck loop
+		// (busy.go); a shutdown that saves would wait for it.
+		if flags&shutdownNosave == 0 {
+			x.Err(x.srv.busyError())
+			return
+		}
+		x.srv.busyShutdown()
+	}
 	// It runs on its home loop, which holds every shard only when there
 	// is one; a save with more goes through the watcher (shutdown.go).
 	switch x.srv.prepareForShutdown(flags, len(x.srv.loops) == 1, true) {

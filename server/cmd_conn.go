@@ -165,7 +165,7 @@ func cmdHello(x *Exec, argv [][]byte) {
 		}
 	}
 	if !cl.authenticated && !authed {
-		x.Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		x.Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
 	if setName != nil {

@@ -331,6 +331,21 @@ func (cl *Client) peekRoute(argv [][]byte) (cmd *Cmd, target int, mask uint64, o
 
 // check returns the error a command gets before it runs, or "".
 func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
+	if msg := cl.checkAccess(cmd, argv); msg != "" {
+		return msg
+	}
+	if cl.srv.clus != nil {
+		if msg := cl.clusterRefusal(cmd, argv); msg != "" { // CROSSSLOT, CLUSTERDOWN (cluster_route.go)
+			return msg
+		}
+	}
+	return cl.checkState(cmd, argv)
+}
+
+// checkAccess is the first part of check, the one that comes before -BUSY
+// too (busy.go): unknown command, arity, NOAUTH, no_multi and -NOPERM, in
+// Redis's order.
+func (cl *Client) checkAccess(cmd *Cmd, argv [][]byte) string {
 	if cmd == nil {
 		return unknownCommandError(argv)
 	}
@@ -354,11 +369,11 @@ func (cl *Client) check(cmd *Cmd, argv [][]byte) string {
 			return msg
 		}
 	}
-	if cl.srv.clus != nil {
-		if msg := cl.clusterRefusal(cmd, argv); msg != "" { // CROSSSLOT, CLUSTERDOWN (cluster_route.go)
-			return msg
-		}
-	}
+	return ""
+}
+
+// checkState is the rest of check: what the server's state refuses.
+func (cl *Client) checkState(cmd *Cmd, argv [][]byte) string {
 	replica := cl.srv.repl.isReplica.Load()
 	wflags := cmd.flags
 	if cmd.script != 0 && (cl.srv.repl.m.tooFewGood.Load() || replica && cl.srv.rs.readOnly.Load()) {

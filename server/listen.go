@@ -21,26 +21,21 @@ package server
 // rolls every option of the call back (config.go's apply hooks).
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 type listeners struct {
-	mu    sync.Mutex
-	start map[string]bool         // the addresses gnet listens on
-	extra map[string]net.Listener // address ("tcp4://host:port") -> our socket
-	next  atomic.Uint64           // round robin over the loops
+	mu        sync.Mutex
+	start     map[string]bool         // the addresses gnet listens on
+	unixStart string                  // the unix socket gnet listens on, if any
+	extra     map[string]net.Listener // address ("tcp4://host:port") -> our socket
+	next      atomic.Uint64           // round robin over the loops
 }
 
 // initListeners records the start addresses and hooks CONFIG SET port and
@@ -78,6 +73,11 @@ func (srv *Server) initListeners(addrs []string) {
 // relisten makes the extra sockets match the configured port and bind, and
 // retires the start sockets no longer named.
 func (srv *Server) relisten() error {
+	// Sockets taken over while loops are busy are given back first, and
+	// taken again by the watchdog's next pass (hold.go).
+	srv.intake.mu.Lock()
+	defer srv.intake.mu.Unlock()
+	srv.releaseIntakeLocked()
 	ls := &srv.lsn
 	want, named := map[string]bool{}, map[string]bool{}
 	if srv.cfg.Port() != 0 {
@@ -132,7 +132,7 @@ func (srv *Server) relisten() error {
 	}
 	for a, l := range opened {
 		ls.extra[a] = l
-		go srv.acceptExtra(l)
+		go acceptEach(l, srv.placePlain)
 	}
 	return nil
 }
@@ -146,68 +146,19 @@ func (srv *Server) relisten() error {
 // the number stays taken until gnet closes it at shutdown, so no other
 // file can meet gnet's use of it.
 func retireListener(addr string) error {
-	network, hostport, _ := strings.Cut(addr, "://")
-	want, err := net.ResolveTCPAddr(network, hostport)
+	fd, err := findListener(addr) // hold.go
 	if err != nil {
 		return err
 	}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if on, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_ACCEPTCONN); err != nil || on != 1 {
-			continue
-		}
-		sa, err := syscall.Getsockname(fd)
-		if err != nil {
-			continue
-		}
-		var ip net.IP
-		var port int
-		switch a := sa.(type) {
-		case *syscall.SockaddrInet4:
-			if network != "tcp4" {
-				continue
-			}
-			ip, port = net.IP(a.Addr[:]), a.Port
-		case *syscall.SockaddrInet6:
-			if network != "tcp6" {
-				continue
-			}
-			ip, port = net.IP(a.Addr[:]), a.Port
-		default:
-			continue
-		}
-		if port != want.Port || !ip.Equal(want.IP) {
-			continue
-		}
-		dummy, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		// An abstract address nobody knows (no file), to listen on.
-		err = syscall.Bind(dummy, &syscall.SockaddrUnix{Name: fmt.Sprintf("@redshard-retired-%d-%d-%d", os.Getpid(), fd, time.Now().UnixNano())})
-		if err == nil {
-			err = syscall.Listen(dummy, 0)
-		}
-		if err == nil {
-			err = unix.Dup3(dummy, fd, unix.O_CLOEXEC)
-		}
-		syscall.Close(dummy)
-		return err
-	}
-	return errors.New("no listening socket found")
+	return standIn(fd)
 }
 
-// acceptExtra accepts on one of the extra sockets until it is closed.
-func (srv *Server) acceptExtra(l net.Listener) {
+// acceptEach accepts on ln until it is closed and gives each connection to
+// handle: redshard's own sockets (CONFIG SET port and bind, tls-port, and
+// gnet's while taken over, hold.go).
+func acceptEach(ln net.Listener, handle func(c net.Conn)) {
 	for {
-		c, err := l.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -215,13 +166,9 @@ func (srv *Server) acceptExtra(l net.Listener) {
 			time.Sleep(10 * time.Millisecond) // e.g. EMFILE: go on, without spinning
 			continue
 		}
-		if srv.stopping.Load() || len(srv.loops) == 0 {
-			c.Close()
-			continue
-		}
-		lp := srv.loops[srv.lsn.next.Add(1)%uint64(len(srv.loops))]
-		if _, err := lp.el.Enroll(context.Background(), c); err != nil {
-			c.Close()
-		}
+		handle(c)
 	}
 }
+
+// placePlain gives a plaintext connection to a loop (placeConn, hold.go).
+func (srv *Server) placePlain(c net.Conn) { srv.placeConn(c, nil) }

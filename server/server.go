@@ -91,6 +91,7 @@ type Server struct {
 	collecting   atomic.Bool   // a collection asked by a loop's cron is under way (background.go)
 	stopCh       chan struct{} // closed when the loops are about to stop
 	lsn          listeners     // sockets of CONFIG SET port/bind (listen.go)
+	intake       intake        // gnet's sockets taken over while loops are stuck (hold.go)
 	activeExpire atomic.Bool
 
 	shut     shutdownState // SHUTDOWN and the shutdown signals (shutdown.go)
@@ -364,6 +365,9 @@ func Run(cfg *Config, log *Logger) error {
 		return err
 	}
 	srv.initListeners(addrs)
+	if unixPath != "" {
+		srv.lsn.unixStart = unixPath
+	}
 	if err := srv.initTLS(); err != nil {
 		return err
 	}
@@ -571,7 +575,18 @@ func (srv *Server) OnShutdown(gnet.Engine) {}
 
 func (srv *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	cl := &Client{c: c, srv: srv}
-	if t, ok := c.Context().(*tlsConn); ok {
+	switch t := c.Context().(type) {
+	case *heldConn:
+		// Served while every loop was stuck (hold.go): the client is
+		// adopted as it is (id, user, protocol, a command begun).
+		cl = t.cl
+		cl.c = c
+		if len(cl.busyIn) > 0 || cl.tls != nil {
+			// Commands read and not run yet, or plaintext its session
+			// holds: a wake-up serves them (OnTraffic, onData).
+			_ = c.Wake(nil)
+		}
+	case *tlsConn:
 		cl.tls = t
 		// The handshake may have read the client's first commands with
 		// its last record: a wake-up serves them (OnTraffic).
@@ -582,7 +597,7 @@ func (srv *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		cl.pending = true // a probe, or a client that came very early
 		return nil, gnet.None
 	}
-	if msg := srv.admit(c); msg != "" {
+	if msg := srv.admit(c.RemoteAddr()); msg != "" {
 		cl.internal = true // never registered
 		if cl.tls != nil {
 			return append([]byte(nil), cl.tls.seal([]byte(msg))...), gnet.Close
@@ -595,12 +610,12 @@ func (srv *Server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 
 // admit returns the error a new connection gets instead of service, or "":
 // maxclients, then protected mode, in Redis's order and words.
-func (srv *Server) admit(c gnet.Conn) string {
-	if srv.nclients.Load() >= srv.cfg.MaxClients() {
+func (srv *Server) admit(remote net.Addr) string {
+	if srv.nclients.Load()+srv.intake.held.Load() >= srv.cfg.MaxClients() {
 		srv.stats.rejectedConn.Add(1)
 		return "-ERR max number of clients reached\r\n"
 	}
-	if srv.cfg.ProtectedMode() && srv.acl.Default().Load().NoPass() && !isLoopback(c.RemoteAddr()) {
+	if srv.cfg.ProtectedMode() && srv.acl.Default().Load().NoPass() && !isLoopback(remote) {
 		srv.stats.rejectedConn.Add(1)
 		return protectedModeError
 	}
@@ -636,6 +651,18 @@ const protectedModeError = "-DENIED Redis is running in protected mode because p
 
 func (srv *Server) openClient(cl *Client) {
 	cl.loop = srv.loopOf(cl.c.EventLoop())
+	if cl.id == 0 { // else a held connection's client, made by initClient (hold.go)
+		srv.initClient(cl)
+	}
+	cl.bindRunnables()
+	cl.loop.clients[cl.id] = cl
+	srv.nclients.Add(1)
+	srv.stats.connections.Add(1)
+	cl.pending = false
+}
+
+// initClient gives a new client its id and defaults.
+func (srv *Server) initClient(cl *Client) {
 	cl.id = srv.nextClientID.Add(1)
 	cl.proto = 2
 	cl.created = time.Now()
@@ -643,11 +670,6 @@ func (srv *Server) openClient(cl *Client) {
 	cl.parser.Limits = srv.protoLimits()
 	cl.user = srv.acl.Default()
 	cl.setAuthenticated(srv.defaultAuthenticated())
-	cl.bindRunnables()
-	cl.loop.clients[cl.id] = cl
-	srv.nclients.Add(1)
-	srv.stats.connections.Add(1)
-	cl.pending = false
 }
 
 func (srv *Server) loopOf(el gnet.EventLoop) *Loop {
@@ -712,7 +734,7 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 			cl.send([]byte("-LOADING Redis is loading the dataset in memory\r\n"))
 			return gnet.None
 		}
-		if msg := srv.admit(c); msg != "" {
+		if msg := srv.admit(c.RemoteAddr()); msg != "" {
 			cl.internal = true
 			cl.send([]byte(msg))
 			return gnet.Close

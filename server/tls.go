@@ -93,8 +93,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/panjf2000/gnet/v2"
 )
 
 // tlsHandshakeTimeout bounds a handshake: a client that has not finished
@@ -577,24 +575,16 @@ func (srv *Server) tlsListen(port int) error {
 // tlsAccept accepts on the tls-port socket until it is closed; each
 // connection's handshake runs in its own goroutine.
 func (srv *Server) tlsAccept(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond) // e.g. EMFILE: go on, without spinning
-			continue
-		}
+	acceptEach(ln, func(c net.Conn) {
 		tcp, ok := c.(*net.TCPConn)
 		if !ok || srv.stopping.Load() || len(srv.loops) == 0 ||
 			srv.tls.inHandshake.Load() >= srv.cfg.MaxClients() {
 			c.Close()
-			continue
+			return
 		}
 		srv.tls.inHandshake.Add(1)
 		go srv.tlsHandshake(tcp)
-	}
+	})
 }
 
 func (srv *Server) tlsHandshake(tcp *net.TCPConn) {
@@ -618,12 +608,8 @@ func (srv *Server) tlsHandshake(tcp *net.TCPConn) {
 		_ = tcp.SetKeepAlive(true)
 		_ = tcp.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 	}
-	p.raw = nil // from here on the loop feeds it (tlsConn.read)
-	tcn := &tlsConn{tc: tc, p: p}
-	lp := srv.loops[srv.lsn.next.Add(1)%uint64(len(srv.loops))]
-	if _, err := lp.el.Enroll(gnet.NewContext(context.Background(), tcn), tcp); err != nil {
-		tcp.Close()
-	}
+	p.raw = nil                                // from here on the loop feeds it (tlsConn.read)
+	srv.placeConn(tcp, &tlsConn{tc: tc, p: p}) // a loop that is not stuck, or held (hold.go)
 }
 
 // tlsConn is a TLS client's session once its handshake is done: only its

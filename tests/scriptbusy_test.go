@@ -1,7 +1,12 @@
 package tests
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +42,8 @@ func TestScriptBusy(t *testing.T) {
 	}
 	// Connections are spread over the two loops: some live on the one the
 	// script will block, some on the free one. They are made first: a
-	// connection that arrives while a loop is blocked waits for it.
+	// connection made while a loop is blocked goes to the free one
+	// (TestConnectWhileScriptBusy).
 	var conns []*redis.Client
 	for i := 0; i < 6; i++ {
 		conns = append(conns, s.clientWith(t, func(o *redis.Options) { o.PoolSize = 1; o.ReadTimeout = 2 * time.Second }))
@@ -153,8 +159,8 @@ func TestMultiWhileScriptBusy(t *testing.T) {
 			admin := s.raw(t)
 			admin.do(resp("CONFIG", "SET", "busy-reply-threshold", "10"), "+OK\r\n")
 			admin.do(resp("SET", "xx", "1"), "+OK\r\n")
-			// Made before the script: a connection that arrives while
-			// its loop is blocked waits for it.
+			// Made before the script, so that some live on the loop it
+			// blocks.
 			var txs []*rawConn
 			for i := 0; i < 4; i++ {
 				txs = append(txs, s.raw(t))
@@ -167,18 +173,7 @@ func TestMultiWhileScriptBusy(t *testing.T) {
 			}
 			runner := s.raw(t)
 			runner.write(resp("EVAL", "while true do end", "0"))
-			busy := "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				admin.write(resp("PING"))
-				if admin.line() == strings.TrimSuffix(busy, "\r\n") {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("PING never answered BUSY")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			busy := waitBusy(t, admin)
 			for _, c := range txs[:2] {
 				c.do(resp("MULTI"), "+OK\r\n")
 				c.do(resp("INCR", "xx"), busy)
@@ -196,5 +191,201 @@ func TestMultiWhileScriptBusy(t *testing.T) {
 			txs[3].do(resp("PING"), "+PONG\r\n")       // its refused EXEC ended its MULTI
 			admin.do(resp("GET", "xx"), "$1\r\n1\r\n") // nothing of any transaction ran
 		})
+	}
+}
+
+// Connections made while a script is busy (server/hold.go), as Redis
+// accepts them during processEventsWhileBlocked: with one shard every loop
+// is stuck, and they are served by the server until the script ends (AUTH,
+// HELLO, SCRIPT KILL, QUIT; NOAUTH, -NOPERM and -BUSY as in Redis), then
+// handed to the loop with their id, name, protocol and a command begun;
+// with two shards they go to the loop the script does not block, and are
+// served there. Clients of the blocked loop made before the script get the
+// same checks: NOAUTH before -BUSY, no SCRIPT KILL without AUTH.
+func TestConnectWhileScriptBusy(t *testing.T) {
+	for _, shards := range []int{1, 2} {
+		t.Run(fmt.Sprintf("shards-%d", shards), func(t *testing.T) {
+			dir := t.TempDir()
+			sock := filepath.Join(dir, "redshard.sock")
+			s := startServerIn(t, dir, "--shards", strconv.Itoa(shards), "--unixsocket", sock)
+			held, free := "busy:0", "busy:1"
+			if shards == 2 {
+				for _, k := range spreadKeys("busy:", 2, 1) {
+					if shard.ShardOf([]byte(k), 2) == 0 {
+						held = k
+					} else {
+						free = k
+					}
+				}
+			}
+			admin := s.raw(t)
+			admin.do(resp("CONFIG", "SET", "requirepass", "pw"), "+OK\r\n")
+			admin.do(resp("CONFIG", "SET", "busy-reply-threshold", "50"), "+OK\r\n")
+			admin.do(resp("ACL", "SETUSER", "lim", "on", ">lp", "+get", "~*"), "+OK\r\n")
+			admin.do(resp("SET", free, "v"), "+OK\r\n")
+			early := s.raw(t) // made before the script, never authenticated
+			early.do(resp("PING"), "-NOAUTH Authentication required.\r\n")
+			runner := s.raw(t)
+			runner.do(resp("AUTH", "pw"), "+OK\r\n")
+			runner.write(resp("EVAL", "while true do end", "1", held))
+			busy := waitBusy(t, admin)
+			early.do(resp("PING"), "-NOAUTH Authentication required.\r\n")
+			early.do(resp("SCRIPT", "KILL"), "-NOAUTH Authentication required.\r\n")
+			early.do(resp("NOSUCH", "a"), "-ERR unknown command 'NOSUCH', with args beginning with: 'a' \r\n")
+
+			// Connections made now.
+			var fresh []*rawConn
+			for i := 0; i < 6; i++ {
+				c := s.raw(t)
+				c.do(resp("PING"), "-NOAUTH Authentication required.\r\n")
+				c.do(resp("AUTH", "pw"), "+OK\r\n")
+				c.do(resp("PING"), busy) // no keys: -BUSY, as Redis
+				c.write(resp("GET", free))
+				if got := c.line(); shards == 1 && got+"\r\n" != busy || shards == 2 && got != "$1" {
+					t.Fatalf("conn %d: GET of a key the script does not hold: %q", i, got)
+				}
+				if shards == 2 {
+					c.expect("v\r\n") // on the free loop, served
+				}
+				fresh = append(fresh, c)
+			}
+			uc, err := net.DialTimeout("unix", sock, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { uc.Close() })
+			u := &rawConn{t: t, c: uc, r: bufio.NewReader(uc)}
+			u.do(resp("AUTH", "pw"), "+OK\r\n")
+			u.do(resp("PING"), busy)
+
+			// HELLO 3 on a new connection, and the start of a command.
+			h := s.raw(t)
+			h.write(resp("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "early-bird"))
+			if l := h.line(); l != "%7" {
+				t.Fatalf("HELLO 3: %q", l)
+			}
+			id := ""
+			for l := ""; l != "*0"; { // up to the empty modules array, the last field
+				if l = h.line(); l == "id" {
+					id = h.line()
+				}
+			}
+			if !strings.HasPrefix(id, ":") {
+				t.Fatalf("HELLO's id: %q", id)
+			}
+			h.write("*2\r\n$4\r\nECHO\r\n$5\r\nhel")
+
+			lim := s.raw(t)
+			lim.do(resp("AUTH", "lim", "lp"), "+OK\r\n")
+			lim.do(resp("SCRIPT", "KILL"), "-NOPERM this user has no permissions to run the 'script|kill' command\r\n")
+			lim.do(resp("SHUTDOWN", "NOSAVE"), "-NOPERM this user has no permissions to run the 'shutdown' command\r\n")
+			q := s.raw(t)
+			q.do(resp("QUIT"), "+OK\r\n")
+			q.expectClosed()
+
+			k := s.raw(t)
+			k.do(resp("AUTH", "pw"), "+OK\r\n")
+			k.do(resp("SHUTDOWN"), busy) // only SHUTDOWN NOSAVE, as Redis
+			k.do(resp("SCRIPT", "KILL"), "+OK\r\n")
+			if l := runner.line(); !strings.Contains(l, "Script killed by user with SCRIPT KILL") {
+				t.Fatalf("the killed script answered %q", l)
+			}
+
+			// The connections served meanwhile go on with their loop.
+			h.write("lo\r\n")
+			h.expect("$5\r\nhello\r\n")
+			h.do(resp("CLIENT", "ID"), id+"\r\n")
+			h.do(resp("CLIENT", "GETNAME"), "$10\r\nearly-bird\r\n")
+			for _, c := range append(fresh, u, k) {
+				c.do(resp("PING"), "+PONG\r\n")
+				c.do(resp("GET", free), "$1\r\nv\r\n")
+			}
+			early.do(resp("PING"), "-NOAUTH Authentication required.\r\n")
+			// A held connection with nothing to send is handed to its
+			// loop at its goroutine's next look, within 20 ms.
+			list := ""
+			for end := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				admin.write(resp("CLIENT", "LIST"))
+				l := admin.line()
+				n, err := strconv.Atoi(strings.TrimPrefix(l, "$"))
+				if err != nil {
+					t.Fatalf("CLIENT LIST: %q", l)
+				}
+				list = admin.readN(n + 2)
+				if strings.Count(strings.TrimSpace(list), "\n") == 12 || time.Now().After(end) {
+					break
+				}
+			}
+			if !strings.Contains(list, "name=early-bird") || !strings.Contains(list, "user=lim") || strings.Count(strings.TrimSpace(list), "\n") != 12 {
+				t.Fatalf("CLIENT LIST after the script, want 13 clients, early-bird and lim among them:\n%s", list)
+			}
+			admin.write(resp("ACL", "LOG", "1"))
+			var entry []string
+			for l := ""; l != "client-info"; {
+				l = admin.line()
+				entry = append(entry, l)
+			}
+			entry = append(entry, admin.line(), admin.line())
+			if log := strings.Join(entry, " "); !strings.Contains(log, "object $8 shutdown") || !strings.Contains(log, "username $3 lim") {
+				t.Fatalf("ACL LOG after the denied SHUTDOWN: %q", log)
+			}
+			// The listening sockets are gnet's again: new connections
+			// are served as usual.
+			time.Sleep(100 * time.Millisecond)
+			for i := 0; i < 8; i++ {
+				c := s.raw(t)
+				c.do(resp("AUTH", "pw"), "+OK\r\n")
+				c.do(resp("GET", free), "$1\r\nv\r\n")
+			}
+		})
+	}
+}
+
+// SHUTDOWN NOSAVE while a script is busy, from a client of a loop the
+// script does not block (a connection made meanwhile goes there): the
+// server exits without waiting for the script, as from the blocked loop.
+func TestShutdownNosaveWhileScriptBusyFreeLoop(t *testing.T) {
+	s := startServer(t, "--shards", "2")
+	var held string
+	for _, k := range spreadKeys("busy:", 2, 1) {
+		if shard.ShardOf([]byte(k), 2) == 0 {
+			held = k
+		}
+	}
+	admin := s.raw(t)
+	admin.do(resp("CONFIG", "SET", "busy-reply-threshold", "50"), "+OK\r\n")
+	runner := s.raw(t)
+	runner.write(resp("EVAL", "while true do end", "1", held))
+	busy := waitBusy(t, admin)
+	c := s.raw(t)
+	c.write(resp("GET", "nosuchkey:{x}"))
+	if l := c.line(); l+"\r\n" != busy && l != "$-1" {
+		t.Fatalf("GET: %q", l)
+	}
+	c.do(resp("SHUTDOWN"), busy)
+	c.write(resp("SHUTDOWN", "NOSAVE"))
+	if err := s.exited(5 * time.Second); err != nil {
+		t.Fatalf("exit status after SHUTDOWN NOSAVE: %v", err)
+	}
+	if !strings.Contains(s.log.String(), "Lua script running: exiting without waiting for it.") {
+		t.Fatalf("log:\n%s", s.log.String())
+	}
+}
+
+// busyReply is Redis's -BUSY for a script (not a function).
+const busyReply = "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+
+// waitBusy sends PING on rc until it answers -BUSY (a script has passed
+// busy-reply-threshold), and returns that reply.
+func waitBusy(t *testing.T, rc *rawConn) string {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		rc.write(resp("PING"))
+		if rc.line()+"\r\n" == busyReply {
+			return busyReply
+		}
+		if time.Now().After(end) {
+			t.Fatal("PING never answered BUSY")
+		}
 	}
 }

@@ -633,3 +633,27 @@ func TestTLSSessionResumption(t *testing.T) {
 		}
 	}
 }
+
+// A TLS connection made while a script is busy and the only loop is
+// stuck is served (its handshake, then -BUSY) and handed to the loop once
+// the script ends, with the command it had begun (server/hold.go).
+func TestTLSConnectWhileScriptBusy(t *testing.T) {
+	p := newPKI(t)
+	s, addr := startTLSServer(t, p, "--shards", "1", "--tls-auth-clients", "no")
+	admin := s.raw(t)
+	admin.do(resp("CONFIG", "SET", "busy-reply-threshold", "50"), "+OK\r\n")
+	runner := s.raw(t)
+	runner.write(resp("EVAL", "while true do end", "0"))
+	busy := waitBusy(t, admin)
+	tc, br := tlsRaw(t, addr, p.clientConfig(nil))
+	c := &rawConn{t: t, c: tc, r: br}
+	c.do(resp("PING"), busy)
+	c.write("*2\r\n$4\r\nECHO\r\n$2\r\nh")
+	admin.do(resp("SCRIPT", "KILL"), "+OK\r\n")
+	if l := runner.line(); !strings.Contains(l, "Script killed") {
+		t.Fatalf("the killed script answered %q", l)
+	}
+	c.write("i\r\n")
+	c.expect("$2\r\nhi\r\n")
+	c.do(resp("PING"), "+PONG\r\n")
+}
