@@ -381,6 +381,13 @@ func (cl *Client) checkState(cmd *Cmd, argv [][]byte) string {
 		// (pause.go): the lookup is not paid per EVAL otherwise.
 		wflags = cl.effectiveFlags(cmd, argv)
 	}
+	if cl.multi.active && cmd.fullName == "exec" {
+		// EXEC is checked with its queued commands' flags, as Redis's
+		// processCommand does: the state may have changed since they
+		// were queued (a write refused by min-replicas, a stale replica,
+		// a load). The answer is EXECABORT (multiReject).
+		wflags = cl.multi.execFlags(wflags)
+	}
 	if (wflags&flagWrite != 0 || cl.srv.save.failed.Load() && cmd.fullName == "ping") && cl.rm == nil {
 		// The master's writes are applied whatever (replica.go); RDB
 		// errors refuse writes on a master only, as Redis's
@@ -403,10 +410,10 @@ func (cl *Client) checkState(cmd *Cmd, argv [][]byte) string {
 			return msg
 		}
 	}
-	if replica && cmd.flags&flagStale == 0 && cl.rm == nil && cl.srv.rs.state.Load() != rlConnected && !cl.srv.rs.serveStale.Load() {
+	if replica && wflags&flagStale == 0 && cl.rm == nil && cl.srv.rs.state.Load() != rlConnected && !cl.srv.rs.serveStale.Load() {
 		return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	}
-	if cmd.flags&flagLoading == 0 && cl.srv.load.active.Load() ||
+	if wflags&flagLoading == 0 && cl.srv.load.active.Load() ||
 		cmd.flags&flagNoAsyncLoading != 0 && cl.srv.rs.asyncLoading.Load() { // replica_load.go
 		return loadingError
 	}

@@ -152,7 +152,7 @@ func (cl *Client) routeMulti(cmd *Cmd, argv [][]byte) (target int, mask uint64, 
 	tx := &cl.multi
 	switch cmd.fullName {
 	case "exec":
-		return cl.routeExec(cmd)
+		return cl.routeExec()
 	case "discard", "quit", "reset":
 		target, mask = cl.placement(cmd, argv)
 		return target, mask, false
@@ -194,30 +194,11 @@ func (cl *Client) routeMulti(cmd *Cmd, argv [][]byte) (target int, mask uint64, 
 	return 0, 0, true
 }
 
-// routeExec places EXEC over the shards of the queued commands, after the
-// checks Redis applies to EXEC with the queued commands' flags.
-func (cl *Client) routeExec(cmd *Cmd) (target int, mask uint64, done bool) {
+// routeExec places EXEC over the shards of the queued commands (check has
+// applied Redis's checks with their flags, execFlags).
+func (cl *Client) routeExec() (target int, mask uint64, done bool) {
 	tx := &cl.multi
 	home := cl.loop.id
-	if !tx.aborted {
-		msg := ""
-		if tx.flags&flagWrite != 0 {
-			msg = cl.srv.logError()
-		}
-		if msg == "" && cl.srv.load.active.Load() {
-			for _, c := range tx.cmds {
-				if c.flags&flagLoading == 0 {
-					msg = loadingError
-					break
-				}
-			}
-		}
-		if msg != "" {
-			cl.reject(cmd, msg) // EXECABORT (multiReject)
-			cl.lastCmd = cmd.fullName
-			return 0, 0, true
-		}
-	}
 	mask = tx.mask
 	if tx.home {
 		mask |= 1 << uint(home)
@@ -232,6 +213,17 @@ func (cl *Client) routeExec(cmd *Cmd) (target int, mask uint64, done bool) {
 	}
 	tx.runMask = mask
 	return -1, mask, false
+}
+
+// execFlags are EXEC's flags for check, with those of the queued
+// commands (Redis's mstate.cmd_flags and cmd_inv_flags): a write if one
+// of them writes; stale and loading only if all of them are.
+func (tx *multiState) execFlags(f cmdFlags) cmdFlags {
+	f |= tx.flags & flagWrite
+	for _, c := range tx.cmds {
+		f &= c.flags | ^(flagStale | flagLoading)
+	}
+	return f
 }
 
 // multiReject is called for every command rejected before running: in

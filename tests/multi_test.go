@@ -608,3 +608,46 @@ func TestMultiExecWithBGREWRITEAOF(t *testing.T) {
 		t.Fatalf("after the restart %v, want [12 2 1]", got)
 	}
 }
+
+// EXEC is checked with its queued commands' flags when it runs, as
+// Redis's processCommand does: a change of state since they were queued
+// aborts the transaction (unit/multi's "exec with write commands and state
+// change" and "exec with read commands and stale replica state change").
+func TestExecChecksStateOfQueuedCommands(t *testing.T) {
+	for _, shards := range []string{"1", "4"} {
+		t.Run("shards-"+shards, func(t *testing.T) {
+			s := startServer(t, "--shards", shards)
+			c, admin := s.raw(t), s.raw(t)
+			c.do(resp("SET", "xx", "1"), "+OK\r\n")
+
+			// A write, then min-replicas-to-write can't be met.
+			c.do(resp("MULTI"), "+OK\r\n")
+			c.do(resp("INCR", "xx"), "+QUEUED\r\n")
+			admin.do(resp("CONFIG", "SET", "min-replicas-to-write", "2"), "+OK\r\n")
+			c.do(resp("EXEC"), "-EXECABORT Transaction discarded because of: NOREPLICAS Not enough good replicas to write.\r\n")
+			// Reads only: served.
+			c.do(resp("MULTI"), "+OK\r\n")
+			c.do(resp("GET", "xx"), "+QUEUED\r\n")
+			c.do(resp("EXEC"), "*1\r\n$1\r\n1\r\n")
+			admin.do(resp("CONFIG", "SET", "min-replicas-to-write", "0"), "+OK\r\n")
+
+			// Reads, then the server turns into a stale replica.
+			admin.do(resp("CONFIG", "SET", "replica-serve-stale-data", "no"), "+OK\r\n")
+			masterDown := "-EXECABORT Transaction discarded because of: MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+			for _, cmd := range [][]string{{"GET", "xx"}, {"PING"}} {
+				c.do(resp("MULTI"), "+OK\r\n")
+				c.do(resp(cmd...), "+QUEUED\r\n")
+				admin.do(resp("REPLICAOF", "127.0.0.1", "1"), "+OK\r\n")
+				c.do(resp("EXEC"), masterDown)
+				admin.do(resp("REPLICAOF", "NO", "ONE"), "+OK\r\n")
+			}
+			// MULTI is allowed on a stale replica; the queued GET runs once
+			// the server is a master again.
+			admin.do(resp("REPLICAOF", "127.0.0.1", "1"), "+OK\r\n")
+			c.do(resp("MULTI"), "+OK\r\n")
+			admin.do(resp("REPLICAOF", "NO", "ONE"), "+OK\r\n")
+			c.do(resp("GET", "xx"), "+QUEUED\r\n")
+			c.do(resp("EXEC"), "*1\r\n$1\r\n1\r\n")
+		})
+	}
+}
