@@ -475,7 +475,10 @@ func (srv *Server) replTap(group []byte, startDB, endDB int, last uint64) {
 		rp.mu.Unlock()
 		return
 	}
-	if startDB != rp.db && startDB >= 0 {
+	if startDB != rp.db && startDB >= 0 && !bytes.HasPrefix(group, selectPrefix) {
+		// The stream is not in the group's database, and the group does
+		// not start by choosing one (a SELECT of its own, as Redis's
+		// stream has a single SELECT before a MULTI in another database).
 		var sel [32]byte
 		rp.appendLocked(appendSelectCmd(sel[:0], startDB))
 	}
@@ -493,6 +496,8 @@ func (srv *Server) replTap(group []byte, startDB, endDB int, last uint64) {
 		srv.replAcked()
 	}
 }
+
+var selectPrefix = []byte("*2\r\n$6\r\nSELECT\r\n")
 
 func appendSelectCmd(b []byte, db int) []byte {
 	s := strconv.Itoa(db)
