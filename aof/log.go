@@ -74,8 +74,10 @@ type Options struct {
 	// from whoever runs the writer's round: the group's commands (without
 	// the annotation), the database the file was in before them and the one
 	// it is in after them, so that a reader keeping its own SELECT state can
-	// follow (replication), and the sequence of its last batch. The bytes
-	// are the writer's: copy what must outlive the call. SetTap changes it.
+	// follow (replication), and the sequence of its last batch. The group
+	// holds the batches' replication-only records (AppendReplOnly) in their
+	// places; the file does not. The bytes are the writer's: copy what
+	// must outlive the call. SetTap changes it.
 	Tap  func(group []byte, startDB, endDB int, last uint64)
 	FS   FS                                          // nil: the real file system
 	Logf func(level int, format string, args ...any) // nil: discard

@@ -14,7 +14,8 @@ type Producer struct {
 	// firstDB is the database of the batch's first command, db the database
 	// of its last one; -1 while the batch is empty.
 	firstDB, db int
-	cmds        int // commands appended to the batch (metrics)
+	cmds        int     // commands appended to the batch (metrics)
+	repl        []int32 // replication-only records: [start, end) pairs in buf
 }
 
 // NewProducer returns a producer for one event loop.
@@ -36,6 +37,17 @@ func (p *Producer) Append(db int, argv [][]byte) {
 	}
 	p.buf = appendCommand(p.buf, argv)
 	p.cmds++
+}
+
+// AppendReplOnly RESP-encodes argv into the pending batch as a record for
+// the replication stream only (Redis's PROPAGATE_REPL: PUBLISH): the Tap
+// sees it in its place among the batch's records, the file never holds it.
+// It is database-neutral: it changes neither the batch's databases nor
+// the SELECTs around it.
+func (p *Producer) AppendReplOnly(argv [][]byte) {
+	start := len(p.buf)
+	p.buf = appendCommand(p.buf, argv)
+	p.repl = append(p.repl, int32(start), int32(len(p.buf)))
 }
 
 // Len returns the number of bytes pending in the batch.
@@ -70,7 +82,7 @@ func (p *Producer) SubmitQuiet() uint64 {
 	}
 	l.seq++
 	s := l.seq
-	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db, cmds: p.cmds})
+	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db, cmds: p.cmds, repl: p.repl})
 	l.queueBytes += int64(len(p.buf))
 	l.submitted.Add(uint64(p.cmds))
 	if n := len(l.free); n > 0 {
@@ -83,5 +95,6 @@ func (p *Producer) SubmitQuiet() uint64 {
 	l.mu.Unlock()
 	p.firstDB, p.db = -1, -1
 	p.cmds = 0
+	p.repl = nil // the batch's now
 	return s
 }

@@ -2,6 +2,9 @@ package aof
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,5 +89,140 @@ func lastSelect(g []byte, db int) int {
 			n = n*10 + int(c-'0')
 		}
 		db = n
+	}
+}
+
+// Replication-only records (AppendReplOnly: Redis's PUBLISH) reach the tap
+// in their places among the other records, and never the file: a batch
+// that holds some, one that holds nothing else, and groups made of those
+// alone; the file loads back with the other records only, and a group of
+// replication-only records alone writes nothing to it.
+func TestTapReplOnlyRecords(t *testing.T) {
+	for _, memory := range []bool{false, true} {
+		var mu sync.Mutex
+		var got bytes.Buffer
+		tap := func(g []byte, startDB, endDB int, last uint64) {
+			mu.Lock()
+			defer mu.Unlock()
+			got.Write(g)
+		}
+		dir := t.TempDir()
+		var l *Log
+		if memory {
+			l = OpenMemory(Options{Tap: tap})
+		} else {
+			var err error
+			if l, err = Open(Options{Dir: dir, Fsync: FsyncAlways, Tap: tap}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := l.NewProducer()
+		// The expected stream: a batch's records as appended (a SELECT
+		// where a write's database changes within it), behind a SELECT
+		// when the batch's first write is in another database than the
+		// stream's; a batch of publishes alone changes no database.
+		var want, bw bytes.Buffer
+		var file []string
+		wdb, bfirst, bdb := -1, -1, -1
+		set := func(db int, v string) {
+			argv := [][]byte{[]byte("SET"), []byte("k"), []byte(v)}
+			p.Append(db, argv)
+			if bfirst < 0 {
+				bfirst, bdb = db, db
+			} else if db != bdb {
+				bw.Write(appendSelect(nil, db))
+				bdb = db
+			}
+			bw.Write(appendCommand(nil, argv))
+			file = append(file, "SET k "+v)
+		}
+		pub := func(msg string) {
+			argv := [][]byte{[]byte("PUBLISH"), []byte("ch"), []byte(msg)}
+			p.AppendReplOnly(argv)
+			bw.Write(appendCommand(nil, argv))
+		}
+		submit := func() uint64 {
+			if bfirst >= 0 && bfirst != wdb {
+				want.Write(appendSelect(nil, bfirst))
+			}
+			want.Write(bw.Bytes())
+			if bfirst >= 0 {
+				wdb = bdb
+			}
+			bw.Reset()
+			bfirst, bdb = -1, -1
+			return p.Submit()
+		}
+		var last uint64
+		for i := 0; i < 60; i++ {
+			switch i % 4 {
+			case 0: // writes around a publish, in two databases
+				set(i%3, "a")
+				pub("m1")
+				set((i+1)%3, "b")
+			case 1: // a publish alone in its batch
+				pub("m2")
+			case 2: // publishes first, then a write
+				pub("m3")
+				pub("m4")
+				set(i%3, "c")
+			case 3:
+				set(i%3, "d")
+			}
+			last = submit()
+			if i%10 == 9 { // let some groups hold a publish alone
+				for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}
+		for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if g, w := got.Bytes(), want.Bytes(); !bytes.Equal(g, w) {
+			i := 0
+			for i < len(g) && i < len(w) && g[i] == w[i] {
+				i++
+			}
+			t.Errorf("memory=%v: the tap saw %d bytes, want %d; from byte %d: %q, want %q", memory, len(g), len(w), i, g[i:min(i+80, len(g))], w[i:min(i+80, len(w))])
+		}
+		mu.Unlock()
+		if memory {
+			continue
+		}
+		incr, _ := filepath.Glob(filepath.Join(dir, "appendonlydir", "*.incr.aof"))
+		if len(incr) == 0 {
+			t.Fatalf("no incr file in %s", dir)
+		}
+		for _, f := range incr {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(b, []byte("PUBLISH")) || bytes.Contains(b, []byte("#B:0:")) {
+				t.Errorf("%s holds a replication-only record or an empty group:\n%q", f, b)
+			}
+		}
+		l2, err := Open(Options{Dir: dir, Fsync: FsyncAlways})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var loaded []string
+		if _, err := l2.Load(func(argv [][]byte) error {
+			if c := cmdString(argv); !strings.HasPrefix(c, "SELECT") {
+				loaded = append(loaded, c)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		l2.Close()
+		if strings.Join(loaded, "\n") != strings.Join(file, "\n") {
+			t.Errorf("the file loads back as\n%v\nwant\n%v", loaded, file)
+		}
 	}
 }

@@ -50,6 +50,10 @@ import (
 //     the first differs from the database the file is in (the previous
 //     batch's last), the writer inserts SELECT before it. A new file
 //     starts in no database, so its first batch always gets a SELECT.
+//     Records for the replication stream only (PUBLISH) are left out of
+//     the group; a group that has some gets a second buffer for the Tap,
+//     with them in their places. A group of them alone writes nothing
+//     (no annotation, no fdatasync) and still publishes its positions.
 //  3. Fill the room reserved in front of the group with its annotation,
 //     "#B:<len>:<crc32c>\r\n", and write the annotation and the group with
 //     ONE write(2).
@@ -108,9 +112,10 @@ import (
 type batch struct {
 	seq     uint64
 	buf     []byte
-	firstDB int
+	firstDB int // -1: the batch holds replication-only records alone
 	lastDB  int
-	cmds    int // commands in the batch (metrics)
+	cmds    int     // commands in the batch (metrics)
+	repl    []int32 // replication-only records, [start, end) pairs in buf
 	sw      *switchReq
 }
 
@@ -141,6 +146,11 @@ type writerState struct {
 	grpTo      uint64
 	grpDB      int // database after the payload
 	grpStartDB int // database the file was in before the payload (the tap's)
+	// tapGrp is the Tap's payload when a batch of the group holds
+	// replication-only records (tapOn): the file's payload with them in
+	// their places. Otherwise the Tap gets the file's payload itself.
+	tapGrp     []byte
+	tapOn      bool
 	grpBatches int
 	grpCmds    int   // commands in the group (metrics)
 	grpBytes   int64 // batch bytes in the group, for PendingBytes
@@ -336,12 +346,30 @@ func (w *writerState) add(b *batch) {
 		w.grpFrom = b.seq
 		w.grpDB = w.fileDB
 		w.grpStartDB = w.fileDB
+		w.tapOn = false
 	}
-	if b.firstDB != w.grpDB {
+	if b.firstDB >= 0 && b.firstDB != w.grpDB {
 		w.grp = appendSelect(w.grp, b.firstDB)
+		if w.tapOn {
+			w.tapGrp = appendSelect(w.tapGrp, b.firstDB)
+		}
 	}
-	w.grp = append(w.grp, b.buf...)
-	w.grpDB = b.lastDB
+	if len(b.repl) > 0 && !w.tapOn {
+		w.tapGrp = append(w.tapGrp[:0], w.grp[groupHeaderRoom:]...)
+		w.tapOn = true
+	}
+	if w.tapOn {
+		w.tapGrp = append(w.tapGrp, b.buf...)
+	}
+	pos := 0
+	for i := 0; i+1 < len(b.repl); i += 2 { // the file's part: the batch without them
+		w.grp = append(w.grp, b.buf[pos:b.repl[i]]...)
+		pos = int(b.repl[i+1])
+	}
+	w.grp = append(w.grp, b.buf[pos:]...)
+	if b.firstDB >= 0 {
+		w.grpDB = b.lastDB
+	}
 	w.grpTo = b.seq
 	w.grpBatches++
 	w.grpCmds += b.cmds
@@ -381,9 +409,12 @@ func (w *writerState) flush() bool {
 	var out []byte
 	var n int
 	var err error
-	if l.memory {
-		out = w.grp[groupHeaderRoom:] // no file: nothing to seal or write
+	// A group of replication-only records alone has nothing for the file.
+	empty := len(w.grp) == groupHeaderRoom
+	if l.memory || empty {
+		out = w.grp[groupHeaderRoom:] // no file, or nothing for it: nothing to seal or write
 		n = len(out)
+		ts = 0
 	} else {
 		out = sealGroupTS(w.grp, ts)
 		tw := time.Now()
@@ -413,7 +444,7 @@ func (w *writerState) flush() bool {
 		w.fail("write", err, w.grpFrom, w.grpTo)
 		return false
 	}
-	if always {
+	if always && !empty {
 		t0 := time.Now()
 		var serr error
 		if e := failpoint.Inject(failpoint.AOFFsync); e != 0 {
@@ -431,21 +462,31 @@ func (w *writerState) flush() bool {
 		l.latency("aof-fsync-always", d)
 		l.gatherNext(w.grpCmds, d)
 	}
-	l.hist.group.Observe(int64(w.grpBatches))
-	l.hist.groupCmds.Observe(int64(w.grpCmds))
-	w.off += int64(n)
-	if ts > 0 {
-		w.lastTS = ts
+	if !empty { // a group the file got
+		l.hist.group.Observe(int64(w.grpBatches))
+		l.hist.groupCmds.Observe(int64(w.grpCmds))
+		w.off += int64(n)
+		if ts > 0 {
+			w.lastTS = ts
+		}
+		l.stats.groups.Add(1)
+		l.stats.batches.Add(uint64(w.grpBatches))
+		l.stats.bytes.Add(uint64(n))
+		l.stats.lastGroupBytes.Store(int64(n))
+		l.stats.lastGroupBatch.Store(int64(w.grpBatches))
+		l.stats.incrSize.Store(w.off)
 	}
-	l.stats.groups.Add(1)
-	l.stats.batches.Add(uint64(w.grpBatches))
-	l.stats.bytes.Add(uint64(n))
-	l.stats.lastGroupBytes.Store(int64(n))
-	l.stats.lastGroupBatch.Store(int64(w.grpBatches))
-	l.stats.incrSize.Store(w.off)
 
 	if tap := l.tap.Load(); tap != nil {
-		(*tap)(w.grp[groupHeaderRoom:], w.grpStartDB, w.grpDB, w.grpTo)
+		payload := w.grp[groupHeaderRoom:]
+		if w.tapOn {
+			payload = w.tapGrp
+		}
+		(*tap)(payload, w.grpStartDB, w.grpDB, w.grpTo)
+	}
+	w.tapOn = false
+	if cap(w.tapGrp) > 16<<20 {
+		w.tapGrp = nil
 	}
 	to := w.grpTo
 	w.fileDB = w.grpDB

@@ -804,6 +804,8 @@ func (l *Loop) call(x *Exec, cmd *Cmd, argv [][]byte) {
 	if x.Prop.Dirty > 0 {
 		l.stats.dirty += int64(x.Prop.Dirty)
 		l.srv.propagate(l, x, cmd, argv)
+	} else if x.Prop.ReplOnly {
+		l.srv.propagate(l, x, cmd, argv) // PUBLISH, to replicas only
 	}
 	if x.dropReply {
 		x.Out = x.Out[:start]

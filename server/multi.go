@@ -503,6 +503,10 @@ func (l *Loop) execTracked() (need uint64, now bool) {
 // propagate logs a command run inside EXEC (srv.propagate hands it over):
 // it is held until EXEC ends.
 func (tx *multiState) propagate(x *Exec, argv [][]byte) {
+	if x.Prop.ReplOnly {
+		tx.prop.holdReplOnly(x.DB, argv)
+		return
+	}
 	if !x.Prop.Custom {
 		tx.prop.hold(x.DB, argv)
 		return
@@ -521,7 +525,7 @@ func (tx *multiState) endPropagation(p *aof.Producer) {
 		tx.prop.reset()
 		return
 	}
-	tx.prop.flush(p.Append)
+	tx.prop.flush(p)
 }
 
 // multiFlags adds CLIENT LIST's transaction flags: x in MULTI, d when a

@@ -344,6 +344,10 @@ func (srv *Server) propagate(l *Loop, x *Exec, cmd *Cmd, argv [][]byte) {
 		l.lua.run.propagate(x, argv) // held until the script ends (script.go)
 		return
 	}
+	if x.Prop.ReplOnly {
+		p.AppendReplOnly(argv) // in its place in the stream, never in the file (aof.Producer)
+		return
+	}
 	if !x.Prop.Custom {
 		p.Append(x.DB, argv)
 		return

@@ -735,9 +735,20 @@ func (cl *Client) pubsubClose() {
 
 func cmdPublish(x *Exec, argv [][]byte) {
 	x.Int(int64(x.srv.publishCmd(x, kindMessage, argv[1], argv[2])))
+	x.Prop.ReplOnly = x.srv.publishToReplicas()
 }
 func cmdSpublish(x *Exec, argv [][]byte) {
 	x.Int(int64(x.srv.publishCmd(x, kindSMessage, argv[1], argv[2])))
+	x.Prop.ReplOnly = x.srv.publishToReplicas()
+}
+
+// publishToReplicas reports whether PUBLISH and SPUBLISH go to the
+// replication stream, as Redis's forceCommandPropagation(PROPAGATE_REPL)
+// outside cluster mode, so that a replica's subscribers get the master's
+// messages: only while there is a stream (a replica came once, repl.go)
+// and this server is not itself a replica (its stream is its master's).
+func (srv *Server) publishToReplicas() bool {
+	return srv.clus == nil && srv.repl.on.Load() && !srv.repl.isReplica.Load()
 }
 
 // publishCmd is PUBLISH and SPUBLISH: with an AOF, behind the notifications

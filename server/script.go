@@ -73,6 +73,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/acl"
+	"github.com/redshard/redshard/aof"
 	"github.com/redshard/redshard/lua"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
@@ -330,12 +331,19 @@ type propHold struct {
 	dbs  []int
 	n    []int32
 	ends []int
+	repl []bool // per command: for replicas only (PUBLISH)
 	argv [][]byte
 }
 
-func (p *propHold) hold(db int, argv [][]byte) {
+func (p *propHold) hold(db int, argv [][]byte) { p.holdAs(db, argv, false) }
+
+// holdReplOnly holds a command for the replication stream only.
+func (p *propHold) holdReplOnly(db int, argv [][]byte) { p.holdAs(db, argv, true) }
+
+func (p *propHold) holdAs(db int, argv [][]byte, repl bool) {
 	p.dbs = append(p.dbs, db)
 	p.n = append(p.n, int32(len(argv)))
+	p.repl = append(p.repl, repl)
 	for _, a := range argv {
 		p.buf = append(p.buf, a...)
 		p.ends = append(p.ends, len(p.buf))
@@ -343,7 +351,7 @@ func (p *propHold) hold(db int, argv [][]byte) {
 }
 
 func (p *propHold) reset() {
-	p.dbs, p.n, p.ends = p.dbs[:0], p.n[:0], p.ends[:0]
+	p.dbs, p.n, p.ends, p.repl = p.dbs[:0], p.n[:0], p.ends[:0], p.repl[:0]
 	if cap(p.buf) > 64<<10 {
 		p.buf = nil
 	} else {
@@ -354,13 +362,15 @@ func (p *propHold) reset() {
 // flush logs what was held (Redis 7.0's propagatePendingCommands):
 // nothing, one command as it is, or a MULTI ... EXEC block, all of it at
 // once so that it lands in one batch of the log. The MULTI goes in the
-// first command's database, the EXEC in the last one's. With the log off
-// (append nil) it is dropped.
-func (p *propHold) flush(appendFn func(db int, argv [][]byte)) {
+// first command's database, the EXEC in the last one's. A command for
+// replicas only (PUBLISH) counts as one of the block, as in Redis, and
+// goes in its place to the replication stream alone. With the log off
+// (prod nil) it is dropped.
+func (p *propHold) flush(prod *aof.Producer) {
 	n := len(p.dbs)
-	if appendFn != nil && n > 0 {
+	if prod != nil && n > 0 {
 		if n > 1 {
-			appendFn(p.dbs[0], [][]byte{wordMULTI})
+			prod.Append(p.dbs[0], [][]byte{wordMULTI})
 		}
 		pos, k := 0, 0
 		for i, db := range p.dbs {
@@ -371,11 +381,15 @@ func (p *propHold) flush(appendFn func(db int, argv [][]byte)) {
 				pos = end
 				k++
 			}
-			appendFn(db, argv)
+			if p.repl[i] {
+				prod.AppendReplOnly(argv)
+			} else {
+				prod.Append(db, argv)
+			}
 			p.argv = argv[:0]
 		}
 		if n > 1 {
-			appendFn(p.dbs[n-1], [][]byte{wordEXEC})
+			prod.Append(p.dbs[n-1], [][]byte{wordEXEC})
 		}
 	}
 	p.reset()
@@ -593,8 +607,7 @@ func (l *Loop) endScript(x *Exec, start int, st lua.Status) bool {
 		l.lua.mon = l.lua.mon[:0]
 	}
 	if l.srv.persist != nil {
-		p := l.p.prod
-		r.prop.flush(p.Append)
+		r.prop.flush(l.p.prod)
 	} else {
 		r.prop.reset()
 		if len(l.ps.noteEnts) > 0 {
@@ -834,6 +847,12 @@ func (r *scriptRun) SetRepl(flags int) { r.repl = flags }
 
 // propagate holds a write a script ran (srv.propagate hands it over).
 func (r *scriptRun) propagate(x *Exec, argv [][]byte) {
+	if x.Prop.ReplOnly {
+		if r.repl&lua.ReplReplica != 0 {
+			r.prop.holdReplOnly(x.DB, argv) // PUBLISH: to replicas only
+		}
+		return
+	}
 	if r.repl&lua.ReplAOF == 0 {
 		return
 	}

@@ -78,6 +78,10 @@ type Propagation struct {
 	Custom bool       // Set when the command chose what to log
 	Cmds   [][][]byte // each an argv; copied by the server before the next command
 	Dirty  int        // how many changes the command made (0: nothing logged)
+	// ReplOnly: the command goes to replicas as it came, not to the AOF,
+	// and changed nothing (Redis's forceCommandPropagation(PROPAGATE_REPL):
+	// PUBLISH).
+	ReplOnly bool
 }
 
 // Reset clears the propagation record (the server calls it before each command).
@@ -85,6 +89,7 @@ func (p *Propagation) Reset() {
 	p.Custom = false
 	p.Cmds = p.Cmds[:0]
 	p.Dirty = 0
+	p.ReplOnly = false
 }
 
 // Dirty records that the command changed the dataset and logs as it came.

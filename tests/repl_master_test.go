@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -415,5 +416,83 @@ func TestDisklessStuckReplicaAlone(t *testing.T) {
 	waitInSync(t, mc, fc)
 	if strings.Contains(m.log.String(), drop(fast)) {
 		t.Errorf("the replica that kept reading was dropped too:\n%s", m.log.String())
+	}
+}
+
+// PUBLISH and SPUBLISH on a master reach the subscribers of its replicas,
+// as Redis propagates them to replicas (and not to the AOF): alone, inside
+// MULTI ... EXEC (within the block, beside the writes) and from a script,
+// to a redis-server 7.0 replica and to a redshard one (which passes them on
+// to its own subscribers); the master's AOF holds the writes and no
+// PUBLISH.
+func TestPublishReachesReplicas(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ctx := context.Background()
+	m := startServer(t, "--shards", "2", "--appendonly", "yes", "--appendfsync", "always", "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes")
+	mc := m.client(t, 2)
+	r1 := startServer(t, "--shards", "2", "--enable-debug-command", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	rp := startRedisServer(t, t.TempDir(), "--enable-debug-command", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	reps := map[string]*redis.Client{"redshard": r1.client(t, 2), "redis-server": redis.NewClient(&redis.Options{Addr: rp.Addr, Protocol: 2})}
+	defer reps["redis-server"].Close()
+	subs := map[string]*redis.PubSub{}
+	for name, rc := range reps {
+		waitInSync(t, mc, rc)
+		ps := rc.Subscribe(ctx, "news")
+		if _, err := ps.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := ps.SSubscribe(ctx, "snews"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ps.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer ps.Close()
+		subs[name] = ps
+	}
+	if err := mc.Publish(ctx, "news", "alone").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.SPublish(ctx, "snews", "sharded").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "k1", "v1", 0)
+		p.Publish(ctx, "news", "in-multi")
+		p.Set(ctx, "k2", "v2", 0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Eval(ctx, "redis.call('set', KEYS[1], 'v3') return redis.call('publish', 'news', 'from-script')", []string{"k3"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"news alone", "snews sharded", "news in-multi", "news from-script"}
+	for name, ps := range subs {
+		var got []string
+		for len(got) < len(want) {
+			msg, err := ps.ReceiveTimeout(ctx, 5*time.Second)
+			if err != nil {
+				t.Fatalf("%s replica: after %q: %v", name, got, err)
+			}
+			if mm, ok := msg.(*redis.Message); ok {
+				got = append(got, mm.Channel+" "+mm.Payload)
+			}
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s replica's subscriber got %q, want %q", name, got, want)
+		}
+		waitInSync(t, mc, reps[name])
+	}
+	files, _ := filepath.Glob(filepath.Join(m.Dir, "appendonlydir", "*.incr.aof"))
+	var aof []byte
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		aof = append(aof, b...)
+	}
+	if !bytes.Contains(aof, []byte("k3")) || bytes.Contains(bytes.ToUpper(aof), []byte("PUBLISH")) {
+		t.Errorf("the master's AOF should hold the writes and no PUBLISH:\n%q", aof)
 	}
 }
