@@ -21,8 +21,12 @@ package server
 //   - The clients of the stuck loops (the one running the script and the
 //     parked ones) are served by the watchdog goroutine below. It reads
 //     what they sent straight from their sockets and answers each complete
-//     command: SCRIPT KILL, FUNCTION KILL, FUNCTION STATS and SHUTDOWN
-//     NOSAVE as those commands do, -BUSY to anything else. It serves only a
+//     command in Redis's order: unknown command, arity, NOAUTH and -NOPERM
+//     first (checkAccess), then SCRIPT KILL, FUNCTION KILL, FUNCTION STATS,
+//     SHUTDOWN NOSAVE, AUTH, HELLO, QUIT and UNWATCH as those commands do
+//     (Redis's allow_busy ones; WATCH and RESET are refused), -BUSY to
+//     anything else. Connections made meanwhile are served the same way
+//     (hold.go). It serves only a
 //     client with nothing in flight (no input queued, no replies unsent, no
 //     hop out), so replies keep their order; a partial command it read is
 //     handed to the loop with the client (Client.busyIn). MULTI and DISCARD
@@ -348,6 +352,11 @@ func (srv *Server) busyCommand(l *Loop, cl *Client, argv [][]byte, out []byte) [
 	case "hello":
 		cmdHello(x, argv)
 		return x.Out
+	case "unwatch":
+		if !cl.multi.active { // inside MULTI Redis queues it: refused below, as a command while busy
+			cl.unwatchAll(0) // the keys' registrations go by tasks on their loops (multi.go)
+			return append(out, "+OK\r\n"...)
+		}
 	case "quit":
 		// +OK, then the socket is shut: the loop closes the client when
 		// it resumes (serveStuck), or the held connection's goroutine

@@ -225,6 +225,9 @@ func TestConnectWhileScriptBusy(t *testing.T) {
 			admin.do(resp("SET", free, "v"), "+OK\r\n")
 			early := s.raw(t) // made before the script, never authenticated
 			early.do(resp("PING"), "-NOAUTH Authentication required.\r\n")
+			watcher := s.raw(t) // made before the script, watching a key
+			watcher.do(resp("AUTH", "pw"), "+OK\r\n")
+			watcher.do(resp("WATCH", free), "+OK\r\n")
 			runner := s.raw(t)
 			runner.do(resp("AUTH", "pw"), "+OK\r\n")
 			runner.write(resp("EVAL", "while true do end", "1", held))
@@ -232,6 +235,7 @@ func TestConnectWhileScriptBusy(t *testing.T) {
 			early.do(resp("PING"), "-NOAUTH Authentication required.\r\n")
 			early.do(resp("SCRIPT", "KILL"), "-NOAUTH Authentication required.\r\n")
 			early.do(resp("NOSUCH", "a"), "-ERR unknown command 'NOSUCH', with args beginning with: 'a' \r\n")
+			watcher.do(resp("UNWATCH"), "+OK\r\n") // allowed while busy, as in Redis
 
 			// Connections made now.
 			var fresh []*rawConn
@@ -301,6 +305,12 @@ func TestConnectWhileScriptBusy(t *testing.T) {
 				c.do(resp("GET", free), "$1\r\nv\r\n")
 			}
 			early.do(resp("PING"), "-NOAUTH Authentication required.\r\n")
+			// The key the watcher no longer watches changes: its
+			// transaction runs.
+			admin.do(resp("SET", free, "v"), "+OK\r\n")
+			watcher.do(resp("MULTI"), "+OK\r\n")
+			watcher.do(resp("GET", free), "+QUEUED\r\n")
+			watcher.do(resp("EXEC"), "*1\r\n$1\r\nv\r\n")
 			// A held connection with nothing to send is handed to its
 			// loop at its goroutine's next look, within 20 ms.
 			list := ""
@@ -312,12 +322,12 @@ func TestConnectWhileScriptBusy(t *testing.T) {
 					t.Fatalf("CLIENT LIST: %q", l)
 				}
 				list = admin.readN(n + 2)
-				if strings.Count(strings.TrimSpace(list), "\n") == 12 || time.Now().After(end) {
+				if strings.Count(strings.TrimSpace(list), "\n") == 13 || time.Now().After(end) {
 					break
 				}
 			}
-			if !strings.Contains(list, "name=early-bird") || !strings.Contains(list, "user=lim") || strings.Count(strings.TrimSpace(list), "\n") != 12 {
-				t.Fatalf("CLIENT LIST after the script, want 13 clients, early-bird and lim among them:\n%s", list)
+			if !strings.Contains(list, "name=early-bird") || !strings.Contains(list, "user=lim") || strings.Count(strings.TrimSpace(list), "\n") != 13 {
+				t.Fatalf("CLIENT LIST after the script, want 14 clients, early-bird and lim among them:\n%s", list)
 			}
 			admin.write(resp("ACL", "LOG", "1"))
 			var entry []string
