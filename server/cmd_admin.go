@@ -1472,6 +1472,9 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 			"    default.",
+			"SET-DISABLE-DENY-SCRIPTS <0|1>",
+			"    Enable/disable the check that prevents scripts from calling commands",
+			"    flagged noscript (for testing).",
 			"PANIC",
 			"    Crash the server simulating a panic.",
 			"PAUSE-CRON <0|1>",
@@ -1544,6 +1547,11 @@ func cmdDebug(x *Exec, argv [][]byte) {
 			x.Err("ERR CONFIG-REWRITE-FORCE-ALL failed: " + strings.TrimPrefix(strings.TrimPrefix(err.Error(), "ERR Rewriting config file: "), "ERR "))
 			return
 		}
+		x.OK()
+	case len(argv) == 3 && shard.EqualFold(sub, "set-disable-deny-scripts"):
+		// Redis's test knob: scripts may call the commands flagged
+		// noscript (DEBUG PROTOCOL, CLIENT LIST, ...), at the caller's risk.
+		x.srv.denyScriptsOff.Store(cAtoi(argv[2]) != 0)
 		x.OK()
 	case len(argv) == 3 && shard.EqualFold(sub, "set-active-expire"):
 		x.srv.activeExpire.Store(cAtoi(argv[2]) != 0)

@@ -652,7 +652,7 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 	if (cmd.arity > 0 && len(argv) != cmd.arity) || len(argv) < -cmd.arity {
 		return r.reject(dst, cmd, "ERR Wrong number of args calling Redis command from script")
 	}
-	if cmd.flags&flagNoScript != 0 {
+	if cmd.flags&flagNoScript != 0 && !srv.denyScriptsOff.Load() {
 		return r.reject(dst, cmd, "ERR This Redis command is not allowed from script")
 	}
 	if r.cl != nil && r.cl.user != nil && !r.cl.user.Load().Open() {

@@ -86,13 +86,14 @@ type Server struct {
 	pause         pauseState    // CLIENT PAUSE (pause.go)
 	fo            failoverState // FAILOVER (failover.go)
 
-	stopping     atomic.Bool
-	freeing      atomic.Bool   // a release of flushed memory is under way
-	collecting   atomic.Bool   // a collection asked by a loop's cron is under way (background.go)
-	stopCh       chan struct{} // closed when the loops are about to stop
-	lsn          listeners     // sockets of CONFIG SET port/bind (listen.go)
-	intake       intake        // gnet's sockets taken over while loops are stuck (hold.go)
-	activeExpire atomic.Bool
+	stopping       atomic.Bool
+	freeing        atomic.Bool   // a release of flushed memory is under way
+	collecting     atomic.Bool   // a collection asked by a loop's cron is under way (background.go)
+	stopCh         chan struct{} // closed when the loops are about to stop
+	lsn            listeners     // sockets of CONFIG SET port/bind (listen.go)
+	intake         intake        // gnet's sockets taken over while loops are stuck (hold.go)
+	activeExpire   atomic.Bool
+	denyScriptsOff atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands
 
 	shut     shutdownState // SHUTDOWN and the shutdown signals (shutdown.go)
 	sd       sdNotifier    // systemd notifications (sdnotify.go)

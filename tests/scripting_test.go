@@ -835,3 +835,31 @@ func TestScriptFunctionsSurviveRestart(t *testing.T) {
 		t.Fatalf("after kill -9: FCALL_RO sget: %q %v, want 7", v, err)
 	}
 }
+
+// DEBUG SET-DISABLE-DENY-SCRIPTS, Redis's test knob: while on, scripts may
+// call commands flagged noscript (Redis's suite calls DEBUG PROTOCOL from
+// scripts to check the RESP3 conversions); off again, they are refused.
+func TestDebugSetDisableDenyScripts(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes")
+	c := s.raw(t)
+	script := "return redis.call('debug', 'protocol', 'bignum')"
+	c.write(resp("EVAL", script, "0"))
+	if l := c.line(); !strings.Contains(l, "This Redis command is not allowed from script") {
+		t.Fatalf("DEBUG from a script: %q", l)
+	}
+	c.do(resp("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"), "+OK\r\n")
+	// RESP2: the big number becomes a bulk string, as in Redis.
+	c.do(resp("EVAL", script, "0"), "$37\r\n1234567999999999999999999999999999999\r\n")
+	// Lua speaking RESP3 to a RESP2 client: still a bulk string.
+	c.do(resp("EVAL", "redis.setresp(3) "+script, "0"), "$37\r\n1234567999999999999999999999999999999\r\n")
+	// To a RESP3 client: a big number.
+	c.write(resp("HELLO", "3"))
+	for l := ""; l != "*0"; l = c.line() { // up to HELLO's empty modules array
+	}
+	c.do(resp("EVAL", "redis.setresp(3) "+script, "0"), "(1234567999999999999999999999999999999\r\n")
+	c.do(resp("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"), "+OK\r\n")
+	c.write(resp("EVAL", script, "0"))
+	if l := c.line(); !strings.Contains(l, "This Redis command is not allowed from script") {
+		t.Fatalf("DEBUG from a script after the knob is off: %q", l)
+	}
+}
