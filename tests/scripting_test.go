@@ -863,3 +863,36 @@ func TestDebugSetDisableDenyScripts(t *testing.T) {
 		t.Fatalf("DEBUG from a script after the knob is off: %q", l)
 	}
 }
+
+// On a stale replica (replica-serve-stale-data no, link down), a script
+// allowed to run there (allow-stale) may call only commands flagged stale:
+// another answers Redis's "Can not execute the command on a stale replica"
+// (scriptVerifyAllowStale); a script without the flag gets MASTERDOWN.
+func TestScriptOnStaleReplica(t *testing.T) {
+	s := startServer(t)
+	c := s.raw(t)
+	lib := "#!lua name=stale\n" +
+		"redis.register_function{function_name='f1', callback=function() return 'hello' end, flags={'no-writes'}}\n" +
+		"redis.register_function{function_name='f2', callback=function() return 'hello' end, flags={'allow-stale', 'no-writes'}}\n" +
+		"redis.register_function{function_name='f3', callback=function() return redis.call('get', 'x') end, flags={'allow-stale', 'no-writes'}}\n" +
+		"redis.register_function{function_name='f4', callback=function() return redis.call('info', 'server') end, flags={'allow-stale', 'no-writes'}}\n"
+	c.do(resp("FUNCTION", "LOAD", lib), "$5\r\nstale\r\n")
+	c.do(resp("CONFIG", "SET", "replica-serve-stale-data", "no"), "+OK\r\n")
+	c.do(resp("REPLICAOF", "127.0.0.1", "1"), "+OK\r\n")
+	c.do(resp("FCALL", "f1", "0"), "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n")
+	c.do(resp("FCALL", "f2", "0"), "$5\r\nhello\r\n")
+	for _, call := range [][]string{{"FCALL", "f3", "0"}, {"EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('get', 'x')", "0"}} {
+		c.write(resp(call...))
+		if l := c.line(); !strings.HasPrefix(l, "-ERR Can not execute the command on a stale replica. The command is allowed to run only if it has the 'STALE' flag.") {
+			t.Fatalf("%s: %q", call[0], l)
+		}
+	}
+	c.write(resp("FCALL", "f4", "0")) // INFO is allowed on a stale replica
+	if l := c.line(); !strings.HasPrefix(l, "$") {
+		t.Fatalf("FCALL f4: %q", l)
+	} else if n, _ := strconv.Atoi(l[1:]); !strings.Contains(c.readN(n+2), "redis_version:") {
+		t.Fatal("FCALL f4: INFO without redis_version")
+	}
+	c.do(resp("REPLICAOF", "NO", "ONE"), "+OK\r\n")
+	c.do(resp("FCALL", "f3", "0"), "$-1\r\n")
+}
