@@ -766,6 +766,9 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	l.nowMs, l.nowValid = now.UnixMilli(), true
 	l.sh.SetNow(l.nowMs)
 	l.inRead = true
+	if srv.trk.shared.Clients.Load() > 0 && l.trackLimit() {
+		l.trackFlush(1<<uint(l.id), 0) // the invalidations go before the replies
+	}
 	cl.onData(data)
 	l.inRead = false
 	l.deferEnd()

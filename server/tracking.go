@@ -557,22 +557,35 @@ func (cl *Client) trackLater() {
 // trackCron runs on the loop from its cron: tracking-table-max-keys, and
 // the invalidations of the active expiry.
 func (l *Loop) trackCron() {
+	l.trackLimit()
+	l.trackFlush(1<<uint(l.id), 0)
+}
+
+// trackLimit evicts keys of this loop's shard from the tracking table, with
+// their invalidations, while all the tables together hold more than
+// tracking-table-max-keys; it reports whether it evicted any. The cron
+// calls it, and so does a read while clients track (OnTraffic), as Redis's
+// processCommand calls trackingLimitUsedSlots before each command: a
+// lowered limit takes effect at the next command.
+func (l *Loop) trackLimit() bool {
 	st := &l.srv.trk.shared
-	if max := l.srv.cfg.TrackingTableMaxKeys(); max > 0 && st.Keys.Load() > max && l.sh.TrackedKeys() > 0 {
-		claim := func() bool {
-			for {
-				n := st.Keys.Load()
-				if n <= max {
-					return false
-				}
-				if st.Keys.CompareAndSwap(n, n-1) {
-					return true
-				}
+	max := l.srv.cfg.TrackingTableMaxKeys()
+	if max <= 0 || st.Keys.Load() <= max || l.sh.TrackedKeys() == 0 {
+		return false
+	}
+	claim := func() bool {
+		for {
+			n := st.Keys.Load()
+			if n <= max {
+				return false
+			}
+			if st.Keys.CompareAndSwap(n, n-1) {
+				return true
 			}
 		}
-		l.sh.EvictTracked(10000, claim)
 	}
-	l.trackFlush(1<<uint(l.id), 0)
+	l.sh.EvictTracked(10000, claim)
+	return true
 }
 
 // disableTracking turns cl's tracking off (CLIENT TRACKING off, RESET, its

@@ -574,3 +574,41 @@ func checkStrictShared(t *testing.T, s *server, optinMulti bool) {
 	wg.Wait()
 	strictVerdict(t, reads.Load(), hits.Load(), writes.Load(), stale.Load(), first.Load())
 }
+
+// A lowered tracking-table-max-keys takes effect at the next command, as
+// Redis's processCommand trims the table before each command: with the cron
+// paused, a tracking client inside MULTI gets the invalidation of the
+// evicted key before the reply of its next command (unit/tracking's
+// "Regression test for #11715").
+func TestTrackingMaxKeysAtNextCommand(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes")
+	admin, c := s.raw(t), s.raw(t)
+	admin.do(resp("CONFIG", "SET", "tracking-table-max-keys", "2"), "+OK\r\n")
+	admin.do(resp("DEBUG", "PAUSE-CRON", "1"), "+OK\r\n")
+	c.write(resp("HELLO", "3"))
+	for l := ""; l != "*0"; l = c.line() {
+	}
+	c.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+	c.do(resp("MGET", "1{tag}", "2{tag}"), "*2\r\n_\r\n_\r\n")
+	c.do(resp("MULTI"), "+OK\r\n")
+	admin.do(resp("CONFIG", "SET", "tracking-table-max-keys", "1"), "+OK\r\n")
+	c.write(resp("PING"))
+	if l := c.line(); l != ">2" {
+		t.Fatalf("before QUEUED: %q, want an invalidation push", l)
+	}
+	if l := c.line(); l != "$10" || c.line() != "invalidate" {
+		t.Fatalf("push: %q", l)
+	}
+	if l := c.line(); l != "*1" {
+		t.Fatalf("invalidated keys: %q", l)
+	}
+	if l := c.line(); l != "$6" {
+		t.Fatalf("key: %q", l)
+	}
+	if k := c.line(); k != "1{tag}" && k != "2{tag}" {
+		t.Fatalf("invalidated %q", k)
+	}
+	c.expect("+QUEUED\r\n")
+	c.do(resp("EXEC"), "*1\r\n+PONG\r\n")
+	admin.do(resp("DEBUG", "PAUSE-CRON", "0"), "+OK\r\n")
+}
