@@ -34,9 +34,10 @@ package server
 //
 // The normal path is untouched: gnet accepts, with no hand-over, as long
 // as no loop is stuck. Takeover starts at the watchdog's first pass after
-// the threshold, so a connection that arrived before (while a script
-// under the threshold ran) waits for its loop, as in Redis, where nothing
-// is accepted before the threshold either.
+// the threshold, so a connection gnet accepted before (while a script
+// under the threshold ran) is already queued to its loop and waits for
+// the script to end; Redis, which accepts nothing before the threshold
+// either, would serve it from the threshold on.
 
 import (
 	"context"
