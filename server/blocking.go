@@ -453,6 +453,20 @@ func (l *Loop) serveReady(held uint64) {
 	if regs == nil {
 		return // a server made without registries (unit tests)
 	}
+	var now int64
+	for m := held; m != 0; m &= m - 1 {
+		if s := bits.TrailingZeros64(m); len(regs[s].ready) > 0 {
+			// Keys are checked against the time now, fixed for the
+			// serving, as Redis's handleClientsBlockedOnKeys calls
+			// updateCachedTime: a key that expired while the command
+			// that made it ready ran (MULTI ... DEBUG SLEEP ... EXEC) is
+			// expired here (its DEL logged) and its waiters stay blocked.
+			if now == 0 {
+				now = time.Now().UnixMilli()
+			}
+			l.srv.shards[s].SetNow(now)
+		}
+	}
 	for again := true; again; {
 		again = false
 		for m := held; m != 0; m &= m - 1 {

@@ -254,3 +254,76 @@ func TestServedBlpopSurvivesKill9UnderAppendfsyncAlways(t *testing.T) {
 		}
 	}
 }
+
+// A key that expires while the command that made it ready runs (MULTI,
+// RPUSH, PEXPIRE, DEBUG SLEEP, EXEC) is checked against the time the
+// waiters are served, as Redis's handleClientsBlockedOnKeys does: it is
+// expired, its DEL goes to the replication stream after the EXEC, and the
+// blocked client stays blocked (unit/type/list's "MULTI + LPUSH + EXPIRE +
+// DEBUG SLEEP on blocked client, key already expired").
+func TestBlockedClientNotServedAnExpiredKey(t *testing.T) {
+	s := startServer(t, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
+	admin := s.raw(t)
+	admin.do(resp("DEBUG", "SET-ACTIVE-EXPIRE", "0"), "+OK\r\n")
+	// A raw replica, to read the stream: SYNC without capa eof gets a
+	// length-prefixed RDB (after keep-alive newlines, maybe).
+	rep := s.raw(t)
+	rep.write(resp("SYNC"))
+	for rep.readN(1) != "$" {
+	}
+	size, err := strconv.Atoi(rep.line())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.readN(size)
+	waiter := s.raw(t)
+	waiter.write(resp("BRPOP", "k", "0"))
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		admin.write(resp("INFO", "clients"))
+		l := admin.line()
+		n, _ := strconv.Atoi(strings.TrimPrefix(l, "$"))
+		if strings.Contains(admin.readN(n+2), "blocked_clients:1") {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("BRPOP never blocked")
+		}
+	}
+	admin.do(resp("MULTI"), "+OK\r\n")
+	admin.do(resp("RPUSH", "k", "hello"), "+QUEUED\r\n")
+	admin.do(resp("PEXPIRE", "k", "100"), "+QUEUED\r\n")
+	admin.do(resp("DEBUG", "SLEEP", "0.2"), "+QUEUED\r\n")
+	admin.do(resp("EXEC"), "*3\r\n:1\r\n:1\r\n+OK\r\n")
+	waiter.expectSilent(300 * time.Millisecond) // still blocked
+	admin.do(resp("EXISTS", "k"), ":0\r\n")
+	admin.write(resp("CLIENT", "LIST"))
+	l := admin.line()
+	n, _ := strconv.Atoi(strings.TrimPrefix(l, "$"))
+	if list := admin.readN(n + 2); !strings.Contains(list, "cmd=brpop") || !strings.Contains(list, "flags=b") {
+		t.Fatalf("the waiter is not blocked any more:\n%s", list)
+	}
+	// The stream: MULTI, RPUSH, PEXPIREAT, EXEC, then DEL k.
+	var cmds []string
+	for len(cmds) == 0 || cmds[len(cmds)-1] != "DEL k" {
+		l := rep.line()
+		if !strings.HasPrefix(l, "*") {
+			continue
+		}
+		argc, _ := strconv.Atoi(l[1:])
+		var argv []string
+		for i := 0; i < argc; i++ {
+			sz, _ := strconv.Atoi(strings.TrimPrefix(rep.line(), "$"))
+			argv = append(argv, rep.readN(sz + 2)[:sz])
+		}
+		if argv[0] != "SELECT" && argv[0] != "PING" && argv[0] != "REPLCONF" {
+			key := ""
+			if len(argv) > 1 {
+				key = argv[1]
+			}
+			cmds = append(cmds, strings.ToUpper(argv[0])+" "+key)
+		}
+	}
+	if got := strings.Join(cmds, ", "); got != "MULTI , RPUSH k, PEXPIREAT k, EXEC , DEL k" {
+		t.Fatalf("replication stream: %s", got)
+	}
+}
