@@ -280,9 +280,7 @@ func TestBlockedClientNotServedAnExpiredKey(t *testing.T) {
 	waiter.write(resp("BRPOP", "k", "0"))
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		admin.write(resp("INFO", "clients"))
-		l := admin.line()
-		n, _ := strconv.Atoi(strings.TrimPrefix(l, "$"))
-		if strings.Contains(admin.readN(n+2), "blocked_clients:1") {
+		if strings.Contains(admin.bulk(), "blocked_clients:1") {
 			break
 		}
 		if time.Now().After(end) {
@@ -297,9 +295,7 @@ func TestBlockedClientNotServedAnExpiredKey(t *testing.T) {
 	waiter.expectSilent(300 * time.Millisecond) // still blocked
 	admin.do(resp("EXISTS", "k"), ":0\r\n")
 	admin.write(resp("CLIENT", "LIST"))
-	l := admin.line()
-	n, _ := strconv.Atoi(strings.TrimPrefix(l, "$"))
-	if list := admin.readN(n + 2); !strings.Contains(list, "cmd=brpop") || !strings.Contains(list, "flags=b") {
+	if list := admin.bulk(); !strings.Contains(list, "cmd=brpop") || !strings.Contains(list, "flags=b") {
 		t.Fatalf("the waiter is not blocked any more:\n%s", list)
 	}
 	// The stream: MULTI, RPUSH, PEXPIREAT, EXEC, then DEL k.
@@ -312,8 +308,7 @@ func TestBlockedClientNotServedAnExpiredKey(t *testing.T) {
 		argc, _ := strconv.Atoi(l[1:])
 		var argv []string
 		for i := 0; i < argc; i++ {
-			sz, _ := strconv.Atoi(strings.TrimPrefix(rep.line(), "$"))
-			argv = append(argv, rep.readN(sz + 2)[:sz])
+			argv = append(argv, rep.bulk())
 		}
 		if argv[0] != "SELECT" && argv[0] != "PING" && argv[0] != "REPLCONF" {
 			key := ""

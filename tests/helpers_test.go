@@ -508,6 +508,30 @@ func shardsOf(n int, keys ...string) int {
 	return len(seen)
 }
 
+// bulk reads a bulk string reply and returns its payload.
+func (rc *rawConn) bulk() string {
+	rc.t.Helper()
+	l := rc.line()
+	n, err := strconv.Atoi(strings.TrimPrefix(l, "$"))
+	if err != nil || !strings.HasPrefix(l, "$") || n < 0 {
+		rc.t.Fatalf("want a bulk string, got %q", l)
+	}
+	return rc.readN(n + 2)[:n]
+}
+
+// helloReply reads the reply of a HELLO (any protocol) and returns its id
+// field as sent (":<id>" in RESP3).
+func (rc *rawConn) helloReply() string {
+	rc.t.Helper()
+	id := ""
+	for l := ""; l != "*0"; { // up to the empty modules array, the last field
+		if l = rc.line(); l == "id" {
+			id = rc.line()
+		}
+	}
+	return id
+}
+
 // line reads up to "\r\n" and returns the line without it.
 func (rc *rawConn) line() string {
 	rc.t.Helper()

@@ -268,12 +268,7 @@ func TestConnectWhileScriptBusy(t *testing.T) {
 			if l := h.line(); l != "%7" {
 				t.Fatalf("HELLO 3: %q", l)
 			}
-			id := ""
-			for l := ""; l != "*0"; { // up to the empty modules array, the last field
-				if l = h.line(); l == "id" {
-					id = h.line()
-				}
-			}
+			id := h.helloReply()
 			if !strings.HasPrefix(id, ":") {
 				t.Fatalf("HELLO's id: %q", id)
 			}
@@ -316,12 +311,7 @@ func TestConnectWhileScriptBusy(t *testing.T) {
 			list := ""
 			for end := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				admin.write(resp("CLIENT", "LIST"))
-				l := admin.line()
-				n, err := strconv.Atoi(strings.TrimPrefix(l, "$"))
-				if err != nil {
-					t.Fatalf("CLIENT LIST: %q", l)
-				}
-				list = admin.readN(n + 2)
+				list = admin.bulk()
 				if strings.Count(strings.TrimSpace(list), "\n") == 13 || time.Now().After(end) {
 					break
 				}

@@ -586,8 +586,7 @@ func TestTrackingMaxKeysAtNextCommand(t *testing.T) {
 	admin.do(resp("CONFIG", "SET", "tracking-table-max-keys", "2"), "+OK\r\n")
 	admin.do(resp("DEBUG", "PAUSE-CRON", "1"), "+OK\r\n")
 	c.write(resp("HELLO", "3"))
-	for l := ""; l != "*0"; l = c.line() {
-	}
+	c.helloReply()
 	c.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
 	c.do(resp("MGET", "1{tag}", "2{tag}"), "*2\r\n_\r\n_\r\n")
 	c.do(resp("MULTI"), "+OK\r\n")
