@@ -1206,7 +1206,15 @@ func cmdConfigSet(x *Exec, argv [][]byte) {
 			return
 		}
 	}
-	if err := x.srv.cfg.SetFromClient(pairs, isLocalClient(x.cl)); err != nil {
+	inExec := x.InMulti && configSetAllShards(argv) // every loop is parked
+	if inExec {
+		x.srv.configInExec = true
+	}
+	err := x.srv.cfg.SetFromClient(pairs, isLocalClient(x.cl))
+	if inExec {
+		x.srv.configInExec = false
+	}
+	if err != nil {
 		x.Err(err.Error())
 		return
 	}

@@ -903,14 +903,24 @@ func (srv *Server) startAppendOnly() error {
 	}
 	srv.fitProcs()
 	srv.wakeHeld() // replies held for the closed log's records (forgetNeeds)
-	if srv.save.active.Load() || srv.repl.m.imaging.Load() {
+	switch {
+	case srv.save.active.Load() || srv.repl.m.imaging.Load():
 		// One image at a time: the rewrite is scheduled (INFO's
 		// aof_rewrite_scheduled) and starts when the BGSAVE or the
 		// replica's full sync is done; meanwhile the records go to the
 		// temp incr file, and the manifest stays as it was.
 		srv.save.rewriteAfter.Store(true)
-	} else if err := srv.startRewrite(); err != nil {
-		srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+		srv.log.Warningf("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.")
+	case srv.configInExec:
+		// As Redis's startAppendOnly: no rewrite starts inside a
+		// transaction; the cron starts it (maybeAutoRewrite: the log waits
+		// for its rewrite).
+		srv.save.rewriteAfter.Store(true)
+		srv.log.Warningf("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.")
+	default:
+		if err := srv.startRewrite(); err != nil {
+			srv.log.Warningf("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: %v", err)
+		}
 	}
 	srv.log.Noticef("AOF turned on by CONFIG SET appendonly yes")
 	return nil

@@ -94,6 +94,9 @@ type Server struct {
 	intake         intake        // gnet's sockets taken over while loops are stuck (hold.go)
 	activeExpire   atomic.Bool
 	denyScriptsOff atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands
+	// configInExec: a CONFIG SET that parks every loop (configSetAllShards)
+	// runs inside EXEC (Redis's server.in_exec for startAppendOnly).
+	configInExec bool
 
 	shut     shutdownState // SHUTDOWN and the shutdown signals (shutdown.go)
 	sd       sdNotifier    // systemd notifications (sdnotify.go)

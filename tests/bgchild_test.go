@@ -199,6 +199,7 @@ func TestAppendonlyYesDuringBgsave(t *testing.T) {
 	if v := infoField(t, c, "persistence", "aof_rewrite_scheduled"); v != "1" {
 		t.Fatalf("aof_rewrite_scheduled:%s during the BGSAVE", v)
 	}
+	s.waitLog(t, "AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.")
 	if v := infoField(t, c, "persistence", "aof_rewrite_in_progress"); v != "0" {
 		t.Fatalf("aof_rewrite_in_progress:%s during the BGSAVE", v)
 	}
@@ -226,6 +227,42 @@ func TestAppendonlyYesDuringBgsave(t *testing.T) {
 	}
 	c.Set(ctx, "after", "rewrite", 0)
 	restartSameDigest(t, s, c)
+}
+
+// CONFIG SET appendonly yes inside EXEC, as Redis's startAppendOnly with
+// server.in_exec: no rewrite starts inside the transaction; it is scheduled,
+// logged so, and the cron starts it; a restart finds every write.
+func TestAppendonlyYesInExec(t *testing.T) {
+	s := startServer(t, "--shards", strconv.Itoa(nShards), "--enable-debug-command", "yes")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "1000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rewrites := infoField(t, c, "persistence", "aof_rewrites")
+	rc := s.raw(t)
+	rc.write(resp("MULTI") + resp("SET", "foo", "bar") + resp("CONFIG", "SET", "appendonly", "yes") + resp("EXEC"))
+	rc.expect("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n+OK\r\n")
+	s.waitLog(t, "AOF was enabled during a transaction. An AOF background was scheduled to start when possible.")
+	manifest := filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.manifest")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(manifest)
+		if infoField(t, c, "persistence", "aof_rewrites") != rewrites && len(b) > 0 &&
+			infoField(t, c, "persistence", "aof_rewrite_in_progress") == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scheduled rewrite did not run; manifest:\n%s", b)
+		}
+	}
+	if v := infoField(t, c, "persistence", "aof_rewrite_scheduled"); v != "0" {
+		t.Fatalf("aof_rewrite_scheduled:%s after the rewrite", v)
+	}
+	c.Set(ctx, "after", "rewrite", 0)
+	c2 := restartSameDigest(t, s, c)
+	if v := c2.Get(ctx, "foo").Val(); v != "bar" {
+		t.Fatalf("foo = %q after the restart", v)
+	}
 }
 
 // restartSameDigest kills s with SIGKILL, starts a server with the AOF on
