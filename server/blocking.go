@@ -258,7 +258,11 @@ func (srv *Server) rescan(sh *shard.Shard, a, b int) {
 			if q.ready {
 				continue
 			}
-			slot := db.Lookup([]byte(q.key))
+			// Peek, not Lookup: as Redis's dictFind here, a key that
+			// expired is not deleted now (its DEL would reach the log
+			// before the SWAPDB or FLUSHDB that runs this); serving the
+			// waiters expires it, after the command's record.
+			slot := db.Peek([]byte(q.key))
 			if slot < 0 {
 				if q.gone() {
 					q.ready = true

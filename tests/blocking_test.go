@@ -322,3 +322,49 @@ func TestBlockedClientNotServedAnExpiredKey(t *testing.T) {
 		t.Fatalf("replication stream: %s", got)
 	}
 }
+
+// SWAPDB that makes a waited-for key ready, when that key has expired: as
+// Redis, the key's DEL reaches the log after the SWAPDB (Redis's
+// scanDatabaseForReadyKeys finds keys without expiring them; serving the
+// waiter expires it). The DEL used to go first, and replaying it deleted
+// the key that database held before the swap: here db 9's string k, which
+// the swap moves to db 1 and which a restart lost.
+func TestSwapdbWakeOfExpiredKeyLogOrder(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--appendonly", "yes", "--appendfsync", "always", "--enable-debug-command", "yes"}
+	s := startServerIn(t, dir, args...)
+	admin := s.raw(t)
+	admin.do(resp("DEBUG", "SET-ACTIVE-EXPIRE", "0"), "+OK\r\n")
+	admin.do(resp("SELECT", "1"), "+OK\r\n")
+	admin.do(resp("RPUSH", "k", "hello"), ":1\r\n")
+	admin.do(resp("PEXPIRE", "k", "100"), ":1\r\n")
+	waiter := s.raw(t)
+	waiter.do(resp("SELECT", "9"), "+OK\r\n")
+	waiter.write(resp("BRPOP", "k", "0"))
+	admin.do(resp("SELECT", "9"), "+OK\r\n")
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		admin.write(resp("INFO", "clients"))
+		if strings.Contains(admin.bulk(), "blocked_clients:1") {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("BRPOP never blocked")
+		}
+	}
+	// A string under the waited-for name: the waiter stays blocked.
+	admin.do(resp("SET", "k", "keep"), "+OK\r\n")
+	time.Sleep(150 * time.Millisecond) // db 1's k expires
+	admin.do(resp("SWAPDB", "1", "9"), "+OK\r\n")
+	waiter.expectSilent(200 * time.Millisecond) // the list it was given has expired
+	admin.do(resp("EXISTS", "k"), ":0\r\n")   // db 9
+	admin.do(resp("SELECT", "1"), "+OK\r\n")
+	admin.do(resp("GET", "k"), bulk("keep"))
+	s.kill9()
+
+	s2 := startServerIn(t, dir, args...)
+	rc := s2.raw(t)
+	rc.do(resp("SELECT", "1"), "+OK\r\n")
+	rc.do(resp("GET", "k"), bulk("keep"))
+	rc.do(resp("SELECT", "9"), "+OK\r\n")
+	rc.do(resp("EXISTS", "k"), ":0\r\n")
+}
