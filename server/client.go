@@ -92,6 +92,7 @@ type Client struct {
 	doneRunnable  gnet.Runnable
 
 	pending  bool // not yet registered (connected before the loops were known)
+	gateWait bool // its reads wait for a small load at start (persist.go's loadGate)
 	internal bool // a loop-discovery connection
 	closing  bool // close once the replies are written
 	closed   bool

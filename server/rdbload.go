@@ -269,6 +269,7 @@ func (srv *Server) loadRDBAtStart() error {
 		}
 		srv.readyToAccept()
 		srv.load.active.Store(false)
+		srv.load.gate.release()
 	})
 }
 

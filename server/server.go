@@ -348,6 +348,9 @@ func Run(cfg *Config, log *Logger) error {
 		srv.log.Warningf("WARNING %s", w)
 	}
 
+	// Before anything listens: clients of a small load wait for it
+	// (persist.go's loadGate).
+	srv.closeLoadGate()
 	errc := make(chan error, 1)
 	go func() {
 		errc <- gnet.Rotate(srv, gaddrs,
@@ -389,6 +392,7 @@ func Run(cfg *Config, log *Logger) error {
 	srv.initOOMScoreAdj()
 	srv.initBgChild()
 	srv.ready.Store(true)
+	srv.load.gate.release()
 	srv.startBackground()
 	srv.startReplicaAtBoot()                   // replicaof in the config (replica.go)
 	if err := srv.startMetrics(); err != nil { // Prometheus endpoint (metrics.go)
@@ -702,6 +706,16 @@ func (srv *Server) OnClose(c gnet.Conn, _ error) gnet.Action {
 	return gnet.None
 }
 
+// probing reports whether c is one of the loops' discovery probes, which
+// run before the server is ready (discoverLoops).
+func (srv *Server) probing(c gnet.Conn, cl *Client) bool {
+	if !cl.pending || srv.ready.Load() {
+		return false
+	}
+	b, _ := c.Peek(-1)
+	return string(b) == srv.probeToken
+}
+
 func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	cl := c.Context().(*Client)
 	defer func() { // a panic is reported as Redis reports a crash (crash.go)
@@ -709,6 +723,15 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 			srv.crashFromPanic(r, cl.loop)
 		}
 	}()
+	if srv.load.gate.closed.Load() && !cl.internal && !srv.probing(c, cl) {
+		// A small data set is loading at start: the client's bytes stay
+		// unread until it is loaded (persist.go's loadGate).
+		if cl.gateWait || srv.load.gate.wait(c) {
+			cl.gateWait = true
+			return gnet.None
+		}
+	}
+	cl.gateWait = false
 	data, _ := c.Next(-1)
 	if cl.tls != nil {
 		data = cl.tls.read(data)

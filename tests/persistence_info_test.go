@@ -541,6 +541,55 @@ func TestLoadingAnswersLOADING(t *testing.T) {
 	rc.do(resp("SET", "new", "1"), "+OK\r\n")
 }
 
+// TestSmallLoadAnswersWhenLoaded: a client that connects while a data set
+// smaller than loading-process-events-interval-bytes loads at start is
+// answered when it is loaded, as by Redis (which serves no event before
+// then), not -LOADING; with the interval below the file's size it gets
+// -LOADING, as from Redis's first events pass. Each record's replay is
+// slowed by the load-record failpoint so that the load outlasts the connect.
+func TestSmallLoadAnswersWhenLoaded(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval string
+		loading  bool
+	}{{"small", "2097152", false}, {"over-the-interval", "1024", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			const n = 100
+			piWriteRedisAOF(t, dir, n)
+			s := piStartNoWait(t, dir, "--appendonly", "yes", "--shards", "2",
+				"--enable-failpoints", "yes", "--failpoint", "load-record=sleep 5",
+				"--loading-process-events-interval-bytes", tc.interval)
+			var c net.Conn
+			waitFor(t, "the port", func() bool {
+				var err error
+				c, err = net.DialTimeout("tcp", s.Addr, 100*time.Millisecond)
+				return err == nil
+			})
+			t.Cleanup(func() { c.Close() })
+			rc := &rawConn{t: t, c: c, r: bufio.NewReader(c)}
+			_ = c.SetDeadline(time.Now().Add(15 * time.Second))
+			rc.write(resp("GET", "key:1"))
+			l := rc.line()
+			loaded := strings.Contains(s.log.String(), "DB loaded from append only file")
+			if tc.loading {
+				if l != "-LOADING Redis is loading the dataset in memory" {
+					t.Fatalf("GET while %d records load over the interval answered %q", n, l)
+				}
+				return
+			}
+			if l != "$40" {
+				t.Fatalf("GET while a small AOF loads answered %q, want the value once loaded", l)
+			}
+			rc.expect(strings.Repeat("v", 40) + "\r\n")
+			if !loaded {
+				t.Fatalf("answered before the load was logged as done:\n%s", s.log.String())
+			}
+			rc.do(resp("DBSIZE"), fmt.Sprintf(":%d\r\n", n))
+		})
+	}
+}
+
 func TestSigtermWhileLoading(t *testing.T) {
 	dir := t.TempDir()
 	const n = 300000
