@@ -27,14 +27,17 @@ func (h *harness) replGroup() {
 	fR2 := r.fig("2 replicas / none (throughput kept)", fCount, "", 0)
 	fLag := r.fig("replica lag during the 2-replica load, max of samples every 20 ms", fBytes, "", 0)
 	fCatch := r.fig("replica caught up after the load stops", fMillis, "", 0)
-	all := []*figure{fSync, fT0, fT1, fT2, fR1, fR2, fLag, fCatch}
-	r.note("repl: each round starts a master and two replicas of one kind (`--appendonly no --save \"\"`, redshard with its default shards); the master gets DEBUG POPULATE; the full sync is timed from REPLICAOF on the first replica until its INFO says master_link_status:up and master_sync_in_progress:0 (polled every 5 ms). Throughput: `redis-benchmark -c 50 -P 16 -t set -r 1000000 -d 100 -n 2000000` on the master with none, one and two replicas attached; lag is master_repl_offset minus the slowest replica's acknowledged offset (INFO replication's slaveN offset), sampled every 20 ms during the 2-replica load; catch-up is from the load's end until every replica acknowledged the master's offset.")
+	fP0 := r.fig("master PUBLISH -P 16, no replica", fOps, ">=", 1.0)
+	fP2 := r.fig("master PUBLISH -P 16, 2 replicas (propagated to them)", fOps, ">=", 1.0)
+	fPR := r.fig("PUBLISH, 2 replicas / none (throughput kept)", fCount, "", 0)
+	all := []*figure{fSync, fT0, fT1, fT2, fR1, fR2, fLag, fCatch, fP0, fP2, fPR}
+	r.note("repl: each round starts a master and two replicas of one kind (`--appendonly no --save \"\"`, redshard with its default shards); the master gets DEBUG POPULATE; the full sync is timed from REPLICAOF on the first replica until its INFO says master_link_status:up and master_sync_in_progress:0 (polled every 5 ms). Throughput: `redis-benchmark -c 50 -P 16 -t set -r 1000000 -d 100 -n 2000000` on the master with none, one and two replicas attached; lag is master_repl_offset minus the slowest replica's acknowledged offset (INFO replication's slaveN offset), sampled every 20 ms during the 2-replica load; catch-up is from the load's end until every replica acknowledged the master's offset. PUBLISH: `redis-benchmark -c 50 -P 16 -n 2000000 PUBLISH chan <100 B>` on the master, no subscriber, before the first replica attaches and after the 2-replica SET load; Redis propagates PUBLISH to replicas (not to the AOF), and so does redshard.")
 	for round := 0; round < h.opt.rounds; round++ {
 		for k := 0; k < 2; k++ {
 			if isClosing() {
 				return
 			}
-			if err := h.replRound(k, round, keys, fSync, fT0, fT1, fT2, fR1, fR2, fLag, fCatch); err != "" {
+			if err := h.replRound(k, round, keys, all); err != "" {
 				for _, f := range all {
 					f.fail(k, err)
 				}
@@ -43,7 +46,8 @@ func (h *harness) replGroup() {
 	}
 }
 
-func (h *harness) replRound(k, round, keys int, fSync, fT0, fT1, fT2, fR1, fR2, fLag, fCatch *figure) string {
+func (h *harness) replRound(k, round, keys int, figs []*figure) string {
+	fSync, fT0, fT1, fT2, fR1, fR2, fLag, fCatch, fP0, fP2, fPR := figs[0], figs[1], figs[2], figs[3], figs[4], figs[5], figs[6], figs[7], figs[8], figs[9], figs[10]
 	name := kindName[k]
 	extra := []string{"--enable-debug-command", "yes", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
 		"--client-output-buffer-limit", "replica 0 0 0"}
@@ -92,6 +96,12 @@ func (h *harness) replRound(k, round, keys int, fSync, fT0, fT1, fT2, fR1, fR2, 
 	}
 	fT0.add(k, res.rps)
 	base := res.rps
+	pub := benchSpec{custom: []string{"PUBLISH", "chan", strings.Repeat("m", 100)}, n: spec.n, pipe: 16, csv: true}
+	pres, err := h.runBench(m, pub)
+	if err != nil {
+		return "n/a (bench: " + err.Error() + ")"
+	}
+	fP0.add(k, pres.rps)
 	d, err := attach(reps[0])
 	if err != nil {
 		return "n/a (sync: " + err.Error() + ")"
@@ -138,8 +148,14 @@ func (h *harness) replRound(k, round, keys int, fSync, fT0, fT1, fT2, fR1, fR2, 
 		time.Sleep(time.Millisecond)
 	}
 	fCatch.add(k, float64(time.Since(end).Microseconds())/1000)
-	h.logf("%s repl %s: sync %.2fs, SET -P 16 %s / %s / %s, lag max %d B", h.roundsLabel(round), name, d.Seconds(),
-		format(fOps, base), format(fOps, fT1.vals[k][len(fT1.vals[k])-1]), format(fOps, res.rps), worst)
+	pres2, err := h.runBench(m, pub)
+	if err != nil {
+		return "n/a (bench: " + err.Error() + ")"
+	}
+	fP2.add(k, pres2.rps)
+	fPR.add(k, pres2.rps/pres.rps)
+	h.logf("%s repl %s: sync %.2fs, SET -P 16 %s / %s / %s, lag max %d B, PUBLISH -P 16 %s / %s", h.roundsLabel(round), name, d.Seconds(),
+		format(fOps, base), format(fOps, fT1.vals[k][len(fT1.vals[k])-1]), format(fOps, res.rps), worst, format(fOps, pres.rps), format(fOps, pres2.rps))
 	return ""
 }
 
