@@ -172,6 +172,9 @@ func (srv *Server) buildCommandTable() {
 		srv.cmds[name].script = kind
 	}
 	srv.cmds["flushall"].resetRDB = true
+	if c := srv.cmds["scan"]; c != nil {
+		c.shardFn, c.extraShards = nil, srv.scanShards
+	}
 	// rename-command: the command answers to its new name only ("" hides
 	// it); its stats, COMMAND INFO and errors keep the original name, as
 	// in Redis. LoadConfig has checked the directives.
@@ -476,6 +479,24 @@ func (cl *Client) placement(cmd *Cmd, argv [][]byte) (target int, mask uint64) {
 		return -1, 1 << uint(target)
 	}
 	return target, mask
+}
+
+// scanShards routes SCAN: the cursor's shard, and with it the shards after
+// it when they hold, as their loops last published, no more keys in all
+// than the call's COUNT. Then one call can walk to the end of the
+// iteration (shard/keys.go's cmdScan), as Redis's SCAN 0 over a small data
+// set returns every key and cursor 0; over a large one each call stays on
+// one shard. A stale count only changes how far one call goes.
+func (srv *Server) scanShards(argv [][]byte, n int) uint64 {
+	first, count := shard.ScanRoute(argv, n)
+	var keys int64
+	for s := first; s < n; s++ {
+		keys += srv.shards[s].PublishedKeys()
+	}
+	if keys > count {
+		return 1 << uint(first)
+	}
+	return (1<<uint(n) - 1) &^ (1<<uint(first) - 1)
 }
 
 // placement computes where a command runs, from its arguments alone.

@@ -556,6 +556,7 @@ func (l *Loop) runRemote(cl *Client, h *hop) {
 		mask = 1 << uint(h.target)
 	}
 	x.mask = mask
+	x.Held = mask // SCAN may go on into the shards it holds (shard/keys.go)
 	var hook func(*shard.DB, []byte)
 	if l.srv.persist != nil {
 		hook = l.p.expHook
@@ -625,6 +626,7 @@ func (l *Loop) runLocal(cl *Client, cmd *Cmd, argv [][]byte, keyed, trk bool) {
 	x.trk = trk
 	x.mayWiden = true
 	x.mask = 1 << uint(l.id)
+	x.Held = x.mask
 	x.Out = cl.out
 	start := len(cl.out)
 	l.sh.NoTouch = cl.noTouch

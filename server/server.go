@@ -227,6 +227,7 @@ func (x *Exec) reset(cl *Client, db, proto int, ms int64) {
 	x.NowMs = ms
 	x.dropReply = false
 	x.mayWiden = false
+	x.Held = 0 // set with mask by the runs that hold shards (dispatch.go)
 }
 
 // Run starts the server and blocks until it shuts down.

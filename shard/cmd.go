@@ -10,9 +10,13 @@ import "github.com/redshard/redshard/resp"
 // taken them, in ascending order, for the duration of the command).
 type Ctx struct {
 	Shards []*Shard
-	DB     int
-	Proto  int    // 2 or 3
-	Out    []byte // the reply is appended here
+	// Held: the shards this call holds (bit i: shard i), when the
+	// dispatcher says so; 0 means only the shard it was routed to. A call
+	// that may reach beyond its route (SCAN) reads it.
+	Held  uint64
+	DB    int
+	Proto int    // 2 or 3
+	Out   []byte // the reply is appended here
 
 	// Prop collects what the command logs to the AOF instead of itself
 	// (Redis's alsoPropagate); nil argv means "log the command as it came".

@@ -70,6 +70,18 @@ func (s *Shard) UsedMemory() int64 {
 	return v
 }
 
+// PublishKeys publishes the shard's key count (all databases) for other
+// goroutines (PublishedKeys), as UsedMemory does; the loop's cron calls it.
+func (s *Shard) PublishKeys() {
+	if n := int64(s.nkeys); s.keysPub.Load() != n {
+		s.keysPub.Store(n)
+	}
+}
+
+// PublishedKeys is the shard's key count as last published (UsedMemory,
+// PublishKeys). Any goroutine may call it.
+func (s *Shard) PublishedKeys() int64 { return s.keysPub.Load() }
+
 // CanEvict reports, from the figures UsedMemory last published, whether the
 // shard has a key that policy may evict: any key, or under a volatile
 // policy a key with an expiry. Any goroutine may call it.

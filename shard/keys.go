@@ -620,13 +620,31 @@ func scanShard(argv [][]byte, nshards int) int {
 	return int(cur % uint64(nshards))
 }
 
+// ScanRoute is where a SCAN starts (the cursor's shard) and its COUNT (10
+// when absent or invalid: the handler answers a bad one), for a dispatcher
+// that may give the call the shards after it as well (Ctx.Held).
+func ScanRoute(argv [][]byte, nshards int) (first int, count int64) {
+	count = 10
+	for i := 2; i+1 < len(argv); i += 2 {
+		if EqualFold(argv[i], "count") {
+			if v, ok := ParseInt(argv[i+1]); ok && v > 0 {
+				count = v
+			}
+		}
+	}
+	return scanShard(argv, nshards), count
+}
+
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 //
 // Each call walks the slots of one shard's database upward from the
 // cursor's position. Slots never move while their key lives, so a key
 // present for the whole iteration is returned (exactly once, unless it is
 // deleted and added again). When a shard is done the cursor moves on to the
-// next shard's slot 0, and to 0 after the last shard.
+// next shard's slot 0, and to 0 after the last shard. A call that holds the
+// next shards too (Ctx.Held: the dispatcher gives them when they hold few
+// keys) goes on into them within its COUNT and visit budget, so that SCAN 0
+// over a small data set returns every key and cursor 0, as Redis's does.
 func cmdScan(c *Ctx, argv [][]byte) {
 	cur, ok := parseCursor(argv[1])
 	if !ok {
@@ -642,7 +660,6 @@ func cmdScan(c *Ctx, argv [][]byte) {
 	nsh := uint64(len(c.Shards))
 	si := cur % nsh
 	pos := cur / nsh
-	db := c.Shards[si].DBs[c.DB]
 
 	// Like Redis, stop after count keys or after visiting ten times as many
 	// slots, so that a sparse table does not block the loop.
@@ -650,19 +667,33 @@ func cmdScan(c *Ctx, argv [][]byte) {
 	if count <= math.MaxInt64/10 {
 		maxVisit = uint64(count) * 10
 	}
-	found := make([]int32, 0, min(count, 128))
-	end := uint64(db.Slots())
-	for visited := uint64(0); pos < end && visited < maxVisit && int64(len(found)) < count; visited++ {
-		if slot := int32(pos); db.Live(slot) {
-			found = append(found, slot)
+	type hit struct {
+		db   *DB
+		slot int32
+	}
+	found := make([]hit, 0, min(count, 128))
+	var visited uint64
+	for {
+		db := c.Shards[si].DBs[c.DB]
+		end := uint64(db.Slots())
+		for ; pos < end && visited < maxVisit && int64(len(found)) < count; visited++ {
+			if slot := int32(pos); db.Live(slot) {
+				found = append(found, hit{db, slot})
+			}
+			pos++
 		}
-		pos++
+		if pos < end || visited >= maxVisit || int64(len(found)) >= count ||
+			si+1 >= nsh || c.Held&(1<<(si+1)) == 0 {
+			break
+		}
+		si, pos = si+1, 0
 	}
 
 	// Filter as Redis does after collecting: pattern, type, then expiry
 	// (expired keys that passed the filters are deleted on the way).
 	keep := found[:0]
-	for _, slot := range found {
+	for _, h := range found {
+		db, slot := h.db, h.slot
 		if usePat && !MatchGlob(pat, db.Key(slot), false) {
 			continue
 		}
@@ -686,12 +717,12 @@ func cmdScan(c *Ctx, argv [][]byte) {
 			db.expireSlot(slot)
 			continue
 		}
-		keep = append(keep, slot)
+		keep = append(keep, h)
 	}
 
 	var next uint64
 	switch {
-	case pos < uint64(db.Slots()):
+	case pos < uint64(c.Shards[si].DBs[c.DB].Slots()):
 		next = pos*nsh + si
 	case si+1 < nsh:
 		next = si + 1 // the next shard's position 0
@@ -700,8 +731,8 @@ func cmdScan(c *Ctx, argv [][]byte) {
 	c.Array(2)
 	c.Bulk(strconv.AppendUint(buf[:0], next, 10))
 	c.Array(len(keep))
-	for _, slot := range keep {
-		c.Bulk(db.Key(slot))
+	for _, h := range keep {
+		c.Bulk(h.db.Key(h.slot))
 	}
 }
 

@@ -1198,6 +1198,54 @@ func TestScanCursorsWalkTheShardsInOrder(t *testing.T) {
 	}
 }
 
+// TestScanGoesOnIntoHeldShards: a call that holds the shards after its
+// cursor's (Ctx.Held) walks on into them within its COUNT, so SCAN 0 over
+// a small data set ends the iteration in one call; without them it stops
+// at its shard's end, as before.
+func TestScanGoesOnIntoHeldShards(t *testing.T) {
+	const n = 3
+	c := ksCtx(n)
+	for i := 0; i < n; i++ {
+		ksDo(t, c, "set", keyOnShard("k", i, n), "v")
+	}
+	c.Held = 1<<n - 1
+	if out := ksDo(t, c, "scan", "0"); !strings.HasPrefix(out, "*2\r\n"+bulk("0")+"*3\r\n") {
+		t.Fatalf("scan 0 holding every shard: %q, want cursor 0 and the three keys", out)
+	}
+	// COUNT 2: two keys, from shards 0 and 1; shard 1 is done, so the
+	// cursor names shard 2's start.
+	if out := ksDo(t, c, "scan", "0", "count", "2"); !strings.HasPrefix(out, "*2\r\n"+bulk("2")+"*2\r\n") {
+		t.Fatalf("scan 0 count 2: %q, want cursor 2 and two keys", out)
+	}
+	// From shard 1, holding shards 1 and 2 only.
+	c.Held = 6
+	if out := ksDo(t, c, "scan", "1"); !strings.HasPrefix(out, "*2\r\n"+bulk("0")+"*2\r\n") {
+		t.Fatalf("scan 1 holding shards 1-2: %q, want cursor 0 and two keys", out)
+	}
+	// Not holding the next shard: the call stops at its own shard's end.
+	c.Held = 1
+	if out := ksDo(t, c, "scan", "0"); !strings.HasPrefix(out, "*2\r\n"+bulk("1")+"*1\r\n") {
+		t.Fatalf("scan 0 holding shard 0: %q, want cursor 1 and one key", out)
+	}
+	// Expired keys of every held shard are reclaimed by the one call.
+	c.Held = 1<<n - 1
+	for i := 0; i < n; i++ {
+		ksDo(t, c, "pexpire", keyOnShard("k", i, n), "1")
+	}
+	setNow(c, ksNow+10)
+	if out := ksDo(t, c, "scan", "0"); out != "*2\r\n"+bulk("0")+"*0\r\n" {
+		t.Fatalf("scan 0 over expired keys: %q", out)
+	}
+	for i := 0; i < n; i++ {
+		if k, _ := c.Shards[i].Keys(); k != 0 {
+			t.Fatalf("shard %d still has %d keys after SCAN met them expired", i, k)
+		}
+	}
+	if first, count := ScanRoute([][]byte{[]byte("scan"), []byte("5"), []byte("match"), []byte("x"), []byte("COUNT"), []byte("7")}, n); first != 2 || count != 7 {
+		t.Fatalf("ScanRoute: %d %d", first, count)
+	}
+}
+
 func TestParseCursorFollowsStrtoul(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

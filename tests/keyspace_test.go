@@ -156,6 +156,47 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
+// TestScanSmallDataSetInOneCall: with several shards, SCAN 0 over a data
+// set of fewer keys than its COUNT returns them all with cursor 0, as
+// Redis's does (it used to return one shard's keys and the next shard's
+// cursor), and reclaims the expired keys of every shard it meets
+// (unit/expire's "SCAN: Lazy-expire should not be wrapped in MULTI/EXEC");
+// over a large data set each call still stays on one shard.
+func TestScanSmallDataSetInOneCall(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--enable-debug-command", "yes")
+	c := s.client(t, 2)
+	ctx := ctxT(t)
+	keys := spreadKeys("small", 4, 2) // two keys on each shard
+	for _, k := range keys {
+		c.Set(ctx, k, "v", 0)
+	}
+	got, cursor, err := c.Scan(ctx, 0, "", 0).Result()
+	if err != nil || cursor != 0 || len(got) != len(keys) {
+		t.Fatalf("SCAN 0 over %d keys on 4 shards: %d keys, cursor %d, %v", len(keys), len(got), cursor, err)
+	}
+	// Expired keys, met by one SCAN 0, are deleted on every shard.
+	c.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+	for _, k := range keys {
+		c.PExpire(ctx, k, time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if got, cursor, err := c.Scan(ctx, 0, "", 0).Result(); err != nil || cursor != 0 || len(got) != 0 {
+		t.Fatalf("SCAN 0 over expired keys: %v, cursor %d, %v", got, cursor, err)
+	}
+	if n := c.DBSize(ctx).Val(); n != 0 {
+		t.Fatalf("DBSIZE %d after SCAN 0 met every key expired", n)
+	}
+	// A large data set: COUNT 10 calls return about ten keys each.
+	if err := c.Do(ctx, "DEBUG", "POPULATE", "20000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the loops' cron publishes their key counts
+	got, cursor, err = c.Scan(ctx, 0, "", 10).Result()
+	if err != nil || cursor == 0 || len(got) > 20 {
+		t.Fatalf("SCAN 0 COUNT 10 over 20000 keys: %d keys, cursor %d, %v", len(got), cursor, err)
+	}
+}
+
 func TestScanReturnsEveryKey(t *testing.T) {
 	s := startServer(t, "--shards", strconv.Itoa(nShards))
 	c := s.client(t, 2)
