@@ -161,7 +161,7 @@ func (l *Loop) cron() {
 	l.srv.addLatency("active-defrag-cycle", time.Since(t0)) // latency.go
 	l.maybeCollect()
 	l.sh.PublishKeys() // for SCAN's routing (commands.go's scanShards)
-	l.trackCron() // tracking-table-max-keys, the expiry's invalidations (tracking.go)
+	l.trackCron()      // tracking-table-max-keys, the expiry's invalidations (tracking.go)
 	everySec := l.timeoutCheck.Before(now)
 	l.clientMemCron(now, everySec) // query buffers, replies gnet has sent since (clientmem.go)
 	if everySec {

@@ -356,7 +356,7 @@ func TestSwapdbWakeOfExpiredKeyLogOrder(t *testing.T) {
 	time.Sleep(150 * time.Millisecond) // db 1's k expires
 	admin.do(resp("SWAPDB", "1", "9"), "+OK\r\n")
 	waiter.expectSilent(200 * time.Millisecond) // the list it was given has expired
-	admin.do(resp("EXISTS", "k"), ":0\r\n")   // db 9
+	admin.do(resp("EXISTS", "k"), ":0\r\n")     // db 9
 	admin.do(resp("SELECT", "1"), "+OK\r\n")
 	admin.do(resp("GET", "k"), bulk("keep"))
 	s.kill9()
