@@ -212,19 +212,9 @@ func TestAppendonlyYesDuringBgsave(t *testing.T) {
 	}
 	c.Set(ctx, "during", "bgsave", 0)
 	c.ConfigSet(ctx, "rdb-key-save-delay", "0") // the image keeps its delay; the rewrite after it does not
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(manifest)
-		if string(b) == "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n" &&
-			infoField(t, c, "persistence", "aof_rewrite_in_progress") == "0" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the scheduled rewrite did not end; manifest:\n%s", b)
-		}
-	}
-	if v := infoField(t, c, "persistence", "aof_rewrite_scheduled"); v != "0" {
-		t.Fatalf("aof_rewrite_scheduled:%s after the rewrite", v)
-	}
+	waitScheduledRewrite(t, c, manifest, func(b []byte) bool {
+		return string(b) == "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+	})
 	c.Set(ctx, "after", "rewrite", 0)
 	restartSameDigest(t, s, c)
 }
@@ -245,10 +235,24 @@ func TestAppendonlyYesInExec(t *testing.T) {
 	rc.expect("+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n+OK\r\n+OK\r\n")
 	s.waitLog(t, "AOF was enabled during a transaction. An AOF background was scheduled to start when possible.")
 	manifest := filepath.Join(s.Dir, "appendonlydir", "appendonly.aof.manifest")
+	waitScheduledRewrite(t, c, manifest, func(b []byte) bool {
+		return len(b) > 0 && infoField(t, c, "persistence", "aof_rewrites") != rewrites
+	})
+	c.Set(ctx, "after", "rewrite", 0)
+	c2 := restartSameDigest(t, s, c)
+	if v := c2.Get(ctx, "foo").Val(); v != "bar" {
+		t.Fatalf("foo = %q after the restart", v)
+	}
+}
+
+// waitScheduledRewrite waits up to 30 s for a scheduled rewrite to have
+// run: done accepts the manifest and no rewrite is in progress; then
+// nothing is scheduled any more.
+func waitScheduledRewrite(t *testing.T, c *redis.Client, manifest string, done func(manifest []byte) bool) {
+	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		b, _ := os.ReadFile(manifest)
-		if infoField(t, c, "persistence", "aof_rewrites") != rewrites && len(b) > 0 &&
-			infoField(t, c, "persistence", "aof_rewrite_in_progress") == "0" {
+		if done(b) && infoField(t, c, "persistence", "aof_rewrite_in_progress") == "0" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -257,11 +261,6 @@ func TestAppendonlyYesInExec(t *testing.T) {
 	}
 	if v := infoField(t, c, "persistence", "aof_rewrite_scheduled"); v != "0" {
 		t.Fatalf("aof_rewrite_scheduled:%s after the rewrite", v)
-	}
-	c.Set(ctx, "after", "rewrite", 0)
-	c2 := restartSameDigest(t, s, c)
-	if v := c2.Get(ctx, "foo").Val(); v != "bar" {
-		t.Fatalf("foo = %q after the restart", v)
 	}
 }
 

@@ -278,15 +278,7 @@ func TestBlockedClientNotServedAnExpiredKey(t *testing.T) {
 	rep.readN(size)
 	waiter := s.raw(t)
 	waiter.write(resp("BRPOP", "k", "0"))
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		admin.write(resp("INFO", "clients"))
-		if strings.Contains(admin.bulk(), "blocked_clients:1") {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("BRPOP never blocked")
-		}
-	}
+	waitBlocked(t, s, 1)
 	admin.do(resp("MULTI"), "+OK\r\n")
 	admin.do(resp("RPUSH", "k", "hello"), "+QUEUED\r\n")
 	admin.do(resp("PEXPIRE", "k", "100"), "+QUEUED\r\n")
@@ -342,15 +334,7 @@ func TestSwapdbWakeOfExpiredKeyLogOrder(t *testing.T) {
 	waiter.do(resp("SELECT", "9"), "+OK\r\n")
 	waiter.write(resp("BRPOP", "k", "0"))
 	admin.do(resp("SELECT", "9"), "+OK\r\n")
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		admin.write(resp("INFO", "clients"))
-		if strings.Contains(admin.bulk(), "blocked_clients:1") {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("BRPOP never blocked")
-		}
-	}
+	waitBlocked(t, s, 1)
 	// A string under the waited-for name: the waiter stays blocked.
 	admin.do(resp("SET", "k", "keep"), "+OK\r\n")
 	time.Sleep(150 * time.Millisecond) // db 1's k expires
