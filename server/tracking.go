@@ -68,6 +68,7 @@ package server
 // stop exactly at the limit.
 
 import (
+	"context"
 	"math/bits"
 	"slices"
 	"sort"
@@ -75,6 +76,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
@@ -98,6 +100,11 @@ type serverTrack struct {
 	prefixes map[string]map[int64]bcastSub // prefix -> subscribers
 	snap     atomic.Pointer[bcastTable]
 	nprefix  atomic.Int64
+
+	// nudges: the loops still to run a tracking-table-max-keys pass asked
+	// by a loop whose own shard tracks nothing (trackLimit); while > 0, no
+	// other loop asks again.
+	nudges atomic.Int32
 }
 
 type bcastSub struct {
@@ -567,10 +574,18 @@ func (l *Loop) trackCron() {
 // calls it, and so does a read while clients track (OnTraffic), as Redis's
 // processCommand calls trackingLimitUsedSlots before each command: a
 // lowered limit takes effect at the next command.
+//
+// The tables are per shard: a loop whose own shard cannot bring them under
+// the limit asks the other loops to evict theirs at once (nudgeTrackLimit)
+// rather than at their next cron tick.
 func (l *Loop) trackLimit() bool {
 	st := &l.srv.trk.shared
 	max := l.srv.cfg.TrackingTableMaxKeys()
-	if max <= 0 || st.Keys.Load() <= max || l.sh.TrackedKeys() == 0 {
+	if max <= 0 || st.Keys.Load() <= max {
+		return false
+	}
+	if l.sh.TrackedKeys() == 0 {
+		l.nudgeTrackLimit()
 		return false
 	}
 	claim := func() bool {
@@ -585,7 +600,35 @@ func (l *Loop) trackLimit() bool {
 		}
 	}
 	l.sh.EvictTracked(10000, claim)
+	if st.Keys.Load() > max {
+		l.nudgeTrackLimit() // its own shard's keys were not enough
+	}
 	return true
+}
+
+// nudgeTrackLimit asks every other loop to run its tracking-table-max-keys
+// pass now, with its invalidations; one request at a time.
+func (l *Loop) nudgeTrackLimit() {
+	srv := l.srv
+	others := int32(len(srv.loops) - 1)
+	if others == 0 || !srv.trk.nudges.CompareAndSwap(0, others) {
+		return
+	}
+	for _, o := range srv.loops {
+		if o == l {
+			continue
+		}
+		o := o
+		if o.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			if o.trackLimit() {
+				o.trackFlush(1<<uint(o.id), 0)
+			}
+			srv.trk.nudges.Add(-1)
+			return nil
+		})) != nil {
+			srv.trk.nudges.Add(-1) // the loop is stopping
+		}
+	}
 }
 
 // disableTracking turns cl's tracking off (CLIENT TRACKING off, RESET, its

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -610,4 +611,58 @@ func TestTrackingMaxKeysAtNextCommand(t *testing.T) {
 	c.expect("+QUEUED\r\n")
 	c.do(resp("EXEC"), "*1\r\n+PONG\r\n")
 	admin.do(resp("DEBUG", "PAUSE-CRON", "0"), "+OK\r\n")
+}
+
+// TestTrackingMaxKeysAcrossShards: the tracking table is per shard, and a
+// lowered tracking-table-max-keys takes effect at a tracking client's next
+// command on every shard, not only on its home loop's: the loop that reads
+// it asks the others to evict theirs at once. With the cron paused, the
+// invalidations of the keys on other shards used to wait for it.
+func TestTrackingMaxKeysAcrossShards(t *testing.T) {
+	s := startServer(t, "--shards", "4", "--enable-debug-command", "yes")
+	admin, c := s.raw(t), s.raw(t)
+	admin.do(resp("DEBUG", "PAUSE-CRON", "1"), "+OK\r\n")
+	t.Cleanup(func() { admin.do(resp("DEBUG", "PAUSE-CRON", "0"), "+OK\r\n") })
+	c.write(resp("HELLO", "3"))
+	c.helloReply()
+	c.do(resp("CLIENT", "TRACKING", "on"), "+OK\r\n")
+	keys := spreadKeys("trk", 4, 1) // one key on each shard
+	for _, k := range keys {
+		c.do(resp("GET", k), "_\r\n")
+	}
+	admin.do(resp("CONFIG", "SET", "tracking-table-max-keys", "1"), "+OK\r\n")
+	c.write(resp("PING"))
+	// Three of the four keys must go: their invalidations (pushes) arrive
+	// beside the PONG, in whatever order the loops send them.
+	invalidated := map[string]bool{}
+	pong := false
+	deadline := time.Now().Add(2 * time.Second)
+	for !pong || len(invalidated) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2 s: PONG %v, invalidated %v (want 3 of %v)", pong, invalidated, keys)
+		}
+		switch l := c.line(); l {
+		case "+PONG":
+			pong = true
+		case ">2":
+			if l := c.line(); l != "$10" || c.line() != "invalidate" {
+				t.Fatalf("push: %q", l)
+			}
+			n, err := strconv.Atoi(strings.TrimPrefix(c.line(), "*"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i++ {
+				c.line() // $len
+				invalidated[c.line()] = true
+			}
+		default:
+			t.Fatalf("unexpected %q", l)
+		}
+	}
+	for k := range invalidated {
+		if !slices.Contains(keys, k) {
+			t.Fatalf("invalidated %q, not a tracked key", k)
+		}
+	}
 }
