@@ -208,9 +208,10 @@ type loadState struct {
 // loading-process-events-interval-bytes opens no gate: its clients get
 // -LOADING, as Redis's would from its first events pass on.
 //
-// The gate closes before the listeners are announced (banner) and opens
-// when the load is done and the server is ready, both; the clients that
-// waited are woken (gnet's Wake runs OnTraffic with what they sent).
+// The gate closes before gnet listens and opens when the load is done and
+// the server is ready, both; the clients that waited are woken (gnet's
+// Wake runs OnTraffic with what they sent). The loops' discovery probes
+// pass it (OnTraffic's probing).
 type loadGate struct {
 	closed atomic.Bool
 	holds  atomic.Int32 // the load's end and the server's readiness
@@ -245,8 +246,7 @@ func (g *loadGate) release() {
 }
 
 // closeLoadGate closes the gate if what startLoading will load is smaller
-// than loading-process-events-interval-bytes. Called once the loops are
-// found, before the banner.
+// than loading-process-events-interval-bytes. Called before gnet listens.
 func (srv *Server) closeLoadGate() {
 	var total int64
 	if srv.persist != nil {

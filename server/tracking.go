@@ -102,8 +102,8 @@ type serverTrack struct {
 	nprefix  atomic.Int64
 
 	// nudges: the loops still to run a tracking-table-max-keys pass asked
-	// by a loop whose own shard tracks nothing (trackLimit); while > 0, no
-	// other loop asks again.
+	// by a loop whose own shard could not bring the tables under the limit
+	// (trackLimit); while > 0, no loop asks again.
 	nudges atomic.Int32
 }
 
