@@ -379,11 +379,13 @@ func mpopArgs(c *Ctx, argv [][]byte, at int) (keys [][]byte, where int, count in
 	if !ok {
 		return nil, 0, 0, false
 	}
-	whereIdx := int64(at) + numkeys + 1
-	if whereIdx >= int64(len(argv)) {
+	// numkeys is compared with the arguments left before any sum: at
+	// MaxInt64 the sum wrapped negative, and indexing argv with it panicked.
+	if numkeys >= int64(len(argv)-at-1) {
 		c.Err(ErrSyntax)
 		return nil, 0, 0, false
 	}
+	whereIdx := int64(at) + numkeys + 1
 	if where, ok = whereArg(argv[whereIdx]); !ok {
 		c.Err(ErrSyntax)
 		return nil, 0, 0, false

@@ -150,6 +150,10 @@ var listScripts = []script{
 		{cmd: "lmpop 2 a b right", want: "*-1\r\n"},
 		{cmd: "lmpop 0 a left", want: "-ERR numkeys should be greater than 0\r\n"},
 		{cmd: "lmpop 3 a b left", want: syntax},
+		// numkeys near MaxInt64 wrapped the index negative: a panic (fuzz)
+		{cmd: "lmpop 9223372036854775807 ch ch", want: syntax},
+		{cmd: "lmpop 9223372036854775806 a left", want: syntax},
+		{cmd: "blmpop 0 9223372036854775807 a left", want: syntax},
 		{cmd: "lmpop 1 a up", want: syntax},
 		{cmd: "lmpop 1 a left count 0", want: "-ERR count should be greater than 0\r\n"},
 		{cmd: "lmpop 1 a left count 1 count 1", want: syntax},

@@ -1488,11 +1488,11 @@ func parseZmpop(c *Ctx, argv [][]byte, numkeysIdx int) (keys [][]byte, max bool,
 		c.Err(errNumkeysZero)
 		return nil, false, 0, false
 	}
-	whereIdx := int64(numkeysIdx) + numkeys + 1
-	if whereIdx >= int64(len(argv)) {
+	if numkeys >= int64(len(argv)-numkeysIdx-1) { // before any sum: see mpopArgs
 		c.Err(ErrSyntax)
 		return nil, false, 0, false
 	}
+	whereIdx := int64(numkeysIdx) + numkeys + 1
 	switch where := argv[whereIdx]; {
 	case EqualFold(where, "min"):
 	case EqualFold(where, "max"):

@@ -236,6 +236,8 @@ var zsetScripts = []ksScript{
 		{cmd: "ZMPOP 0 p MIN", want: zErr(errNumkeysZero)},
 		{cmd: "ZMPOP x p MIN", want: zErr(errNumkeysZero)},
 		{cmd: "ZMPOP 2 p MIN", want: syntax},
+		{cmd: "ZMPOP 9223372036854775807 p MIN", want: syntax}, // wrapped negative: a panic
+		{cmd: "BZMPOP 0 9223372036854775807 p MIN", want: syntax},
 		{cmd: "ZMPOP 1 p FOO", want: syntax},
 		{cmd: "ZMPOP 1 p MIN COUNT 0", want: zErr(errCountZero)},
 		{cmd: "ZMPOP 1 p MIN COUNT 1 COUNT 1", want: syntax},
