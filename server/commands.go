@@ -375,6 +375,13 @@ func (cl *Client) checkAccess(cmd *Cmd, argv [][]byte) string {
 	return ""
 }
 
+// staleReplica reports whether this server is a replica whose link with
+// its master is down and that serves no stale data (replica-serve-stale-data
+// no): then only commands flagged stale run, from clients and from scripts.
+func (srv *Server) staleReplica() bool {
+	return srv.repl.isReplica.Load() && srv.rs.state.Load() != rlConnected && !srv.rs.serveStale.Load()
+}
+
 // checkState is the rest of check: what the server's state refuses.
 func (cl *Client) checkState(cmd *Cmd, argv [][]byte) string {
 	replica := cl.srv.repl.isReplica.Load()
@@ -413,7 +420,7 @@ func (cl *Client) checkState(cmd *Cmd, argv [][]byte) string {
 			return msg
 		}
 	}
-	if replica && wflags&flagStale == 0 && cl.rm == nil && cl.srv.rs.state.Load() != rlConnected && !cl.srv.rs.serveStale.Load() {
+	if replica && wflags&flagStale == 0 && cl.rm == nil && cl.srv.staleReplica() {
 		return "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 	}
 	if wflags&flagLoading == 0 && cl.srv.load.active.Load() ||

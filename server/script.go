@@ -692,8 +692,7 @@ func (r *scriptRun) Call(dst []byte, argv [][]byte, proto int) []byte {
 			return r.reject(dst, cmd, msg)
 		}
 	}
-	if cmd.flags&flagStale == 0 && srv.repl.isReplica.Load() && srv.rs.state.Load() != rlConnected &&
-		!srv.rs.serveStale.Load() && (r.cl == nil || r.cl.rm == nil) {
+	if cmd.flags&flagStale == 0 && srv.staleReplica() && (r.cl == nil || r.cl.rm == nil) {
 		// A script allowed on a stale replica (allow-stale) calls a
 		// command that is not (Redis's scriptVerifyAllowStale).
 		return r.reject(dst, cmd, "ERR Can not execute the command on a stale replica. The command is allowed to run only if it has the 'STALE' flag.")

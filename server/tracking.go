@@ -620,9 +620,7 @@ func (l *Loop) nudgeTrackLimit() {
 		}
 		o := o
 		if o.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
-			if o.trackLimit() {
-				o.trackFlush(1<<uint(o.id), 0)
-			}
+			o.trackCron() // its pass and its invalidations, as its cron runs them
 			srv.trk.nudges.Add(-1)
 			return nil
 		})) != nil {
