@@ -127,6 +127,14 @@ func (cl *Client) clientInfoString() string {
 	}
 	obl := int64(0)
 	omem := pending
+	var held int64
+	if cl.rep != nil {
+		// A replica's output is the stream it has yet to send, which the
+		// backlog holds for it (repl.go), as Redis's
+		// getClientOutputBufferMemoryUsage counts a replica's.
+		held = cl.rep.held()
+		omem += held
+	}
 	oll := (omem + replyChunk - 1) / replyChunk
 	rbs := int64(cap(cl.out))
 	if rbs < 1024 {
@@ -143,7 +151,7 @@ func (cl *Client) clientInfoString() string {
 	b = append(b, " omem="...)
 	b = strconv.AppendInt(b, omem, 10)
 	b = append(b, " tot-mem="...)
-	b = strconv.AppendInt(b, cl.memUsage(), 10) // clientmem.go
+	b = strconv.AppendInt(b, cl.memUsage()+held, 10) // clientmem.go
 
 	b = append(b, " events="...)
 	if cl.c != nil && !cl.closed {

@@ -190,9 +190,10 @@ func (cl *Client) stateMem() int64 {
 }
 
 // evictable reports whether the client may be evicted (Redis's
-// clientEvictionAllowed; redshard has no replicas or masters).
+// clientEvictionAllowed: not a replica, nor the master's client, which is
+// internal).
 func (cl *Client) evictable() bool {
-	return !cl.noEvict && !cl.closing && !cl.closed && !cl.internal && cl.c != nil
+	return !cl.noEvict && !cl.closing && !cl.closed && !cl.internal && cl.c != nil && cl.rep == nil
 }
 
 // accountMem brings the loop's total and buckets up to date with the

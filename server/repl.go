@@ -15,11 +15,13 @@ package server
 // The bytes live in fixed-size blocks in a singly linked list that only
 // grows at the tail: a block's bytes are never changed once appended, so a
 // sender reads [pos, end) of a block outside the mutex after reading end
-// under it. The backlog is the suffix of the list holding the last
-// repl-backlog-size bytes (head); a replica's sender holds a pointer to its
-// own block, so a lagging replica keeps older blocks alive without the
-// backlog keeping them (Redis 7's shared replication buffer, with the GC
-// as reference count).
+// under it. The backlog is the suffix of the list from head: the last
+// repl-backlog-size bytes, or more, from the oldest byte a replica has yet
+// to send (Redis 7's shared replication buffer: one copy of the stream for
+// the backlog and every replica, repl_backlog_histlen outgrowing
+// repl-backlog-size while a replica lags, and a partial resync possible
+// from anywhere in it). A replica's sender holds a pointer to its own
+// block; blocks before the head are left to the GC.
 //
 // Offsets are Redis's: off is master_repl_offset, the number of bytes the
 // stream has ever held under this history; the byte at offset o (1-based,
@@ -33,12 +35,18 @@ import (
 	"time"
 )
 
-// replBlockSize is the capacity of a stream block.
-const replBlockSize = 64 << 10
+// blockSize is the capacity of a new stream block: a sixteenth of
+// repl-backlog-size, from 16 KiB (Redis's PROTO_REPLY_CHUNK_BYTES) to
+// 64 KiB, so that a small backlog trims in small steps and holds little
+// more than its size once no replica needs more (Redis sizes its blocks
+// the same way, without the upper bound).
+func (r *replState) blockSize() int {
+	return int(min(max(r.backlogSize/16, 16<<10), 64<<10))
+}
 
 type replBlock struct {
 	start int64  // offset of data[0] minus one: bytes before this block
-	data  []byte // cap replBlockSize, appended to under replState.mu only
+	data  []byte // cap blockSize(), appended to under replState.mu only
 	next  *replBlock
 }
 
@@ -96,7 +104,7 @@ func (r *replState) ensureBacklog() {
 		return
 	}
 	r.active = true
-	b := &replBlock{start: r.off, data: make([]byte, 0, replBlockSize)}
+	b := &replBlock{start: r.off, data: make([]byte, 0, r.blockSize())}
 	r.head, r.tail, r.headPos, r.histlen = b, b, 0, 0
 	r.db = -1
 }
@@ -111,7 +119,7 @@ func (r *replState) appendLocked(p []byte) {
 		t := r.tail
 		room := cap(t.data) - len(t.data)
 		if room == 0 {
-			nb := &replBlock{start: t.start + int64(len(t.data)), data: make([]byte, 0, replBlockSize)}
+			nb := &replBlock{start: t.start + int64(len(t.data)), data: make([]byte, 0, r.blockSize())}
 			t.next = nb
 			r.tail = nb
 			continue
@@ -124,12 +132,27 @@ func (r *replState) appendLocked(p []byte) {
 	r.trimLocked()
 }
 
-// trimLocked drops backlog bytes beyond repl-backlog-size, a block at a time.
+// trimLocked drops backlog bytes beyond repl-backlog-size, a block at a
+// time, but never a block a replica has not sent whole: the backlog starts
+// at the oldest byte a replica still holds, so it outgrows
+// repl-backlog-size while a replica lags, and a replica that reconnects
+// can continue from anywhere in it (Redis 7's shared replication buffer).
+// It is called as the stream grows, when a replica goes, and from the
+// cron (a replica that caught up releases its blocks then).
 func (r *replState) trimLocked() {
+	if r.histlen <= r.backlogSize || r.head == r.tail {
+		return
+	}
+	keep := r.off // the bytes after keep are still to be sent
+	for _, rp := range r.m.replicas {
+		if rp.holding.Load() {
+			keep = min(keep, rp.sent.Load())
+		}
+	}
 	for r.histlen > r.backlogSize && r.head != r.tail {
 		h := r.head
 		drop := int64(len(h.data) - r.headPos)
-		if r.histlen-drop < r.backlogSize {
+		if r.histlen-drop < r.backlogSize || h.start+int64(len(h.data)) > keep {
 			break
 		}
 		r.head, r.headPos = h.next, 0
@@ -213,23 +236,23 @@ func (r *replState) infoBacklog(w *infoWriter) {
 }
 
 // bufferMem is INFO memory's mem_replication_backlog and
-// mem_total_replication_buffers: the bytes of the stream the backlog
-// holds, and those held by the backlog or by a replica that has not
-// written them to its socket yet (the blocks from the oldest of the two
-// on; Redis 7's shared replication buffer).
+// mem_total_replication_buffers: the blocks the stream holds (the
+// backlog's, which include every block a replica has yet to send), and of
+// that the backlog's own share, as Redis's getMemoryOverheadData counts
+// it: repl-backlog-size while replicas are attached and the blocks
+// outgrow it (the rest is the replicas', mem_clients_slaves), else all.
 func (r *replState) bufferMem() (backlog, total int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.active {
 		return 0, 0
 	}
-	oldest := r.off - r.histlen // the byte before the backlog's first
-	for _, rp := range r.m.replicas {
-		if rp.state.Load() == repOnline {
-			oldest = min(oldest, rp.sent.Load())
-		}
+	// Every block but the tail is full.
+	total = r.tail.start - r.head.start + int64(cap(r.tail.data))
+	if len(r.m.replicas) > 0 && total > r.backlogSize {
+		return r.backlogSize, total
 	}
-	return r.histlen, r.off - oldest
+	return total, total
 }
 
 // attached is the number of replica connections.

@@ -113,6 +113,11 @@ type replica struct {
 	blk  *replBlock
 	pos  int
 	sent atomic.Int64
+	// holding: it has a cursor and streams (not waiting for its full sync
+	// to start, not rdb-only), so the stream's bytes after sent are its
+	// to send and the backlog keeps them (Redis's ref_repl_buf_node, see
+	// repl.go). Set under repl.mu.
+	holding atomic.Bool
 
 	greeting string        // +FULLRESYNC or +CONTINUE line
 	rdb      chan syncRDB  // the full sync's RDB, when the image is ready
@@ -386,8 +391,11 @@ func (srv *Server) filteredSync(r *replica) {
 	rp.mu.Lock()
 	rp.ensureBacklog()
 	off := rp.off
-	r.blk, r.pos = rp.cursorAt(off + 1)
+	if !r.rdbOnly { // an rdb-only replica gets no stream: no cursor to keep blocks alive
+		r.blk, r.pos = rp.cursorAt(off + 1)
+	}
 	r.sent.Store(off)
+	r.holding.Store(!r.rdbOnly)
 	r.ack.Store(0)
 	rp.m.replicas = append(rp.m.replicas, r)
 	id := rp.replid
@@ -439,6 +447,7 @@ func (srv *Server) tryPartial(r *replica, replid string, off int64) bool {
 	}
 	r.blk, r.pos = rp.cursorAt(off)
 	r.sent.Store(off - 1)
+	r.holding.Store(true)
 	r.ack.Store(off - 1)
 	if r.capaPsync2 {
 		r.greeting = "+CONTINUE " + rp.replid + "\r\n"
@@ -641,6 +650,9 @@ func (r *replica) drop(why string) {
 	rp.mu.Lock()
 	rp.m.replicas = removeReplica(rp.m.replicas, r)
 	rp.m.waiting = removeReplica(rp.m.waiting, r)
+	if r.holding.Swap(false) && rp.active {
+		rp.trimLocked() // what only it held leaves the backlog
+	}
 	lastDisk := len(rp.m.diskWait) > 0
 	rp.m.diskWait = removeReplica(rp.m.diskWait, r)
 	lastDisk = lastDisk && len(rp.m.diskWait) == 0 && rp.m.diskSave
@@ -760,6 +772,9 @@ func (srv *Server) replCron() {
 			stuck = append(stuck, r)
 		}
 	}
+	if rp.active {
+		rp.trimLocked() // blocks the replicas have sent since
+	}
 	// The backlog goes after repl-backlog-ttl without replicas, and with it
 	// the history: a new replication id (Redis's replicationCron).
 	if ttl := srv.cfg.intOr("repl-backlog-ttl", 3600); rp.active && nrep == 0 && ttl > 0 && !rp.isReplica.Load() &&
@@ -800,11 +815,24 @@ func (srv *Server) overLimit() []*replica {
 		return nil
 	}
 	rp := &srv.repl
+	// A hard limit under repl-backlog-size counts as repl-backlog-size:
+	// a replica may lag by what a partial resync would send it anyway
+	// (Redis's checkClientOutputBufferLimits).
+	hard := lim.HardLimitBytes
+	if hard != 0 && hard < uint64(rp.backlogSize) {
+		hard = uint64(rp.backlogSize)
+	}
 	var over []*replica
 	now := time.Now().Unix()
 	for _, r := range rp.m.replicas {
-		lag := uint64(rp.off - r.sent.Load())
-		if lim.HardLimitBytes != 0 && lag >= lim.HardLimitBytes {
+		// Only what it holds is its output buffer: a replica still
+		// waiting for its full sync to start, or one that takes only the
+		// RDB, holds nothing (Redis's canFeedReplicaReplBuffer).
+		var lag uint64
+		if r.holding.Load() {
+			lag = uint64(rp.off - r.sent.Load())
+		}
+		if hard != 0 && lag >= hard {
 			over = append(over, r)
 			continue
 		}
@@ -819,6 +847,18 @@ func (srv *Server) overLimit() []*replica {
 		}
 	}
 	return over
+}
+
+// held is how much of the stream the replica has yet to send: its share
+// of the replication buffer, shown as its output buffer in CLIENT LIST.
+func (r *replica) held() int64 {
+	if !r.holding.Load() {
+		return 0
+	}
+	rp := &r.srv.repl
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return max(rp.off-r.sent.Load(), 0)
 }
 
 // installReplHooks applies CONFIG SET of the replication settings.
@@ -887,8 +927,11 @@ func (srv *Server) startFullSync() {
 	off := rp.off
 	disk := !srv.cfg.boolOr("repl-diskless-sync", true)
 	for _, r := range waiting {
-		r.blk, r.pos = rp.cursorAt(off + 1)
+		if !r.rdbOnly { // no stream follows its RDB: no cursor to keep blocks alive
+			r.blk, r.pos = rp.cursorAt(off + 1)
+		}
 		r.sent.Store(off)
+		r.holding.Store(!r.rdbOnly)
 		r.ack.Store(0)
 		if !r.capaEOF {
 			disk = true

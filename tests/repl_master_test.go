@@ -496,3 +496,117 @@ func TestPublishReachesReplicas(t *testing.T) {
 		t.Errorf("the master's AOF should hold the writes and no PUBLISH:\n%q", aof)
 	}
 }
+
+// The stream is one buffer for the backlog and every replica, as Redis 7's
+// shared replication buffer:
+//   - a replica waiting for its full sync to start holds nothing, so it is
+//     not dropped for the client-output-buffer-limit however long the
+//     master's history (it was: its lag counted from offset 0);
+//   - while a replica's full sync is under way, the stream after its cut
+//     waits for it: repl_backlog_histlen and mem_total_replication_buffers
+//     outgrow repl-backlog-size, CLIENT LIST shows it as the replica's
+//     omem, and another replica that left for a while continues from there
+//     by partial resync;
+//   - once that replica is dropped at its limit, the backlog shrinks back.
+func TestReplicationBufferShared(t *testing.T) {
+	ctx := context.Background()
+	m := startServer(t, "--appendonly", "no", "--save", "", "--repl-backlog-size", "16384", "--enable-debug-command", "yes",
+		"--repl-diskless-sync-delay", "0")
+	mc := m.client(t, 2)
+	rargs := []string{"--replicaof", "127.0.0.1", strconv.Itoa(m.Port), "--save", "", "--enable-debug-command", "yes"}
+	a := startServer(t, rargs...)
+	ac := a.client(t, 2)
+	waitInSync(t, mc, ac)
+	val := strings.Repeat("v", 10000)
+	write := func(prefix string, n int) {
+		t.Helper()
+		p := mc.Pipeline()
+		for i := 0; i < n; i++ {
+			p.Set(ctx, prefix+strconv.Itoa(i), val, 0)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a:", 300) // 3 MB of history, past the limit set next
+	waitInSync(t, mc, ac)
+
+	// b waits 2 s for its sync while writes go on, with a 1 MB limit.
+	for _, kv := range [][2]string{{"client-output-buffer-limit", "replica 1mb 0 0"}, {"repl-diskless-sync-delay", "2"}} {
+		if err := mc.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := startServer(t, rargs...)
+	waitFor(t, "b waiting for its sync", func() bool {
+		return strings.Contains(mc.Info(ctx, "replication").Val(), "port="+strconv.Itoa(b.Port)+",state=wait_bgsave")
+	})
+	for i := 0; i < 10; i++ {
+		write("b:", 5)
+		time.Sleep(100 * time.Millisecond)
+	}
+	bc := b.client(t, 2)
+	waitInSync(t, mc, bc)
+	if strings.Contains(m.log.String(), "overcoming of output buffer limits") {
+		t.Fatalf("a replica was dropped for its output buffer:\n%s", m.log.String())
+	}
+
+	// c's full sync takes long (rdb-key-save-delay): from its cut on, the
+	// stream waits for it in the backlog.
+	for _, kv := range [][2]string{{"client-output-buffer-limit", "replica 0 0 0"}, {"repl-diskless-sync-delay", "0"},
+		{"rdb-key-save-delay", "1000000"}} {
+		if err := mc.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := startServer(t, rargs...)
+	waitFor(t, "c's sync under way", func() bool {
+		return strings.Count(m.log.String(), "Background RDB transfer started by pid") == 3
+	})
+	// b leaves for another master (none listens there) and misses 8 MB.
+	if err := bc.Do(ctx, "REPLICAOF", "127.0.0.1", strconv.Itoa(freePort(t))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	write("c:", 800)
+	hist, _ := strconv.ParseInt(infoField(t, mc, "replication", "repl_backlog_histlen"), 10, 64)
+	total, _ := strconv.ParseInt(infoField(t, mc, "memory", "mem_total_replication_buffers"), 10, 64)
+	if hist < 8e6 || total < hist {
+		t.Fatalf("repl_backlog_histlen %d, mem_total_replication_buffers %d: the backlog let go of what a syncing replica waits for", hist, total)
+	}
+	// ... and it is the syncing replica's output buffer in CLIENT LIST.
+	list := mc.Do(ctx, "CLIENT", "LIST", "TYPE", "replica").Val().(string)
+	var most int64
+	for _, f := range strings.Fields(list) {
+		if v, ok := strings.CutPrefix(f, "omem="); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			most = max(most, n)
+		}
+	}
+	if most < 8e6 {
+		t.Fatalf("no replica shows the stream it holds as omem:\n%s", list)
+	}
+	partial := infoField(t, mc, "stats", "sync_partial_ok")
+	if err := bc.Do(ctx, "REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, mc, bc)
+	if got := infoField(t, mc, "stats", "sync_partial_ok"); got == partial {
+		t.Fatalf("b came back 8 MB behind, inside the backlog, and was not continued (sync_partial_ok %s):\n%s", got, m.log.String())
+	}
+
+	// c is dropped at the limit at the next write, and the backlog goes
+	// back to its size (c asks again and waits, holding nothing).
+	if err := mc.ConfigSet(ctx, "client-output-buffer-limit", "replica 128kb 0 0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	write("d:", 1)
+	m.waitLog(t, "Connection with replica 127.0.0.1:"+strconv.Itoa(c.Port)+" lost.")
+	waitFor(t, "the backlog's shrink", func() bool {
+		h, _ := strconv.ParseInt(infoField(t, mc, "replication", "repl_backlog_histlen"), 10, 64)
+		return h < 1<<20
+	})
+	if n := strings.Count(m.log.String(), "overcoming of output buffer limits"); n != 1 {
+		t.Fatalf("%d replicas dropped at the limit, want c alone:\n%s", n, m.log.String())
+	}
+	waitInSync(t, mc, bc)
+}
