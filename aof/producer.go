@@ -16,6 +16,7 @@ type Producer struct {
 	firstDB, db int
 	cmds        int     // commands appended to the batch (metrics)
 	repl        []int32 // replication-only records: [start, end) pairs in buf
+	fileOnly    []int32 // records for the file only: [start, end) pairs in buf
 }
 
 // NewProducer returns a producer for one event loop.
@@ -50,6 +51,42 @@ func (p *Producer) AppendReplOnly(argv [][]byte) {
 	p.repl = append(p.repl, int32(start), int32(len(p.buf)))
 }
 
+// Dest is where a record of AppendTo goes: Redis's PROPAGATE_AOF and
+// PROPAGATE_REPL, which a script chooses with redis.set_repl.
+type Dest uint8
+
+const (
+	DestAll  Dest = iota // the file and the replication stream (Append)
+	DestFile             // the file only (REPL_AOF)
+	DestRepl             // the replication stream only (REPL_REPLICA)
+)
+
+// AppendTo is Append for a record that goes to the file alone or to the
+// replication stream alone. Unlike AppendReplOnly's records it is in
+// database db: the SELECT in front of it, if one is needed, goes to both,
+// so that the file and the stream each stay in the database the batch
+// says it is in.
+func (p *Producer) AppendTo(db int, argv [][]byte, d Dest) {
+	if d == DestAll {
+		p.Append(db, argv)
+		return
+	}
+	if p.firstDB < 0 {
+		p.firstDB, p.db = db, db
+	} else if db != p.db {
+		p.buf = appendSelect(p.buf, db)
+		p.db = db
+	}
+	start := len(p.buf)
+	p.buf = appendCommand(p.buf, argv)
+	if d == DestFile {
+		p.fileOnly = append(p.fileOnly, int32(start), int32(len(p.buf)))
+		p.cmds++
+	} else {
+		p.repl = append(p.repl, int32(start), int32(len(p.buf)))
+	}
+}
+
 // Len returns the number of bytes pending in the batch.
 func (p *Producer) Len() int { return len(p.buf) }
 
@@ -82,7 +119,7 @@ func (p *Producer) SubmitQuiet() uint64 {
 	}
 	l.seq++
 	s := l.seq
-	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db, cmds: p.cmds, repl: p.repl})
+	l.queue = append(l.queue, batch{seq: s, buf: p.buf, firstDB: p.firstDB, lastDB: p.db, cmds: p.cmds, repl: p.repl, fileOnly: p.fileOnly})
 	l.queueBytes += int64(len(p.buf))
 	l.submitted.Add(uint64(p.cmds))
 	if n := len(l.free); n > 0 {
@@ -95,6 +132,6 @@ func (p *Producer) SubmitQuiet() uint64 {
 	l.mu.Unlock()
 	p.firstDB, p.db = -1, -1
 	p.cmds = 0
-	p.repl = nil // the batch's now
+	p.repl, p.fileOnly = nil, nil // the batch's now
 	return s
 }

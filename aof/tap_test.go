@@ -2,8 +2,10 @@ package aof
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -225,4 +227,136 @@ func TestTapReplOnlyRecords(t *testing.T) {
 			t.Errorf("the file loads back as\n%v\nwant\n%v", loaded, file)
 		}
 	}
+}
+
+// AppendTo's records go to one side: DestFile ones to the file and not the
+// tap, DestRepl ones to the tap and not the file, each in its database on
+// the side it reaches (the replayed file and the tap's stream both apply
+// every record in the database it was appended in), and a memory log's
+// tap never sees DestFile records.
+func TestAppendToOneSide(t *testing.T) {
+	for _, memory := range []bool{false, true} {
+		var mu sync.Mutex
+		var tapped []string
+		tdb := -1
+		tap := func(g []byte, startDB, endDB int, last uint64) {
+			mu.Lock()
+			defer mu.Unlock()
+			if startDB != tdb {
+				t.Errorf("memory=%v: group starts in db %d, the tap's reader is in %d", memory, startDB, tdb)
+			}
+			for _, argv := range parseAll(t, g) {
+				if c := cmdString(argv); strings.HasPrefix(c, "SELECT ") {
+					tdb = int(argv[1][0] - '0')
+				} else {
+					tapped = append(tapped, fmt.Sprintf("%d:%s", tdb, c))
+				}
+			}
+		}
+		dir := t.TempDir()
+		var l *Log
+		if memory {
+			l = OpenMemory(Options{Tap: tap})
+		} else {
+			var err error
+			if l, err = Open(Options{Dir: dir, Fsync: FsyncAlways, Tap: tap}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := l.NewProducer()
+		var wantFile, wantTap []string
+		put := func(db int, v string, d Dest) {
+			argv := [][]byte{[]byte("SET"), []byte("k"), []byte(v)}
+			p.AppendTo(db, argv, d)
+			rec := fmt.Sprintf("%d:SET k %s", db, v)
+			if d != DestRepl {
+				wantFile = append(wantFile, rec)
+			}
+			if d != DestFile {
+				wantTap = append(wantTap, rec)
+			}
+		}
+		var last uint64
+		for i := 0; i < 40; i++ {
+			v := strconv.Itoa(i)
+			switch i % 4 {
+			case 0:
+				put(i%3, v+"a", DestAll)
+				put((i+1)%3, v+"f", DestFile)
+				put((i+2)%3, v+"r", DestRepl)
+			case 1:
+				put(i%3, v+"r", DestRepl) // a batch for the stream alone
+			case 2:
+				put(i%3, v+"f", DestFile) // for the file alone
+			case 3:
+				put(i%3, v+"f", DestFile)
+				put(i%3, v+"a", DestAll)
+			}
+			last = p.Submit()
+			if i%10 == 9 {
+				for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}
+		for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if strings.Join(tapped, " ") != strings.Join(wantTap, " ") {
+			t.Errorf("memory=%v: the tap saw\n%v\nwant\n%v", memory, tapped, wantTap)
+		}
+		mu.Unlock()
+		if memory {
+			continue
+		}
+		l2, err := Open(Options{Dir: dir, Fsync: FsyncAlways})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var loaded []string
+		fdb := 0
+		if _, err := l2.Load(func(argv [][]byte) error {
+			if c := cmdString(argv); strings.HasPrefix(c, "SELECT ") {
+				fdb = int(argv[1][0] - '0')
+			} else {
+				loaded = append(loaded, fmt.Sprintf("%d:%s", fdb, c))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		l2.Close()
+		if strings.Join(loaded, " ") != strings.Join(wantFile, " ") {
+			t.Errorf("the file loads back as\n%v\nwant\n%v", loaded, wantFile)
+		}
+	}
+}
+
+// parseAll splits RESP commands (as a group holds them) into argvs.
+func parseAll(t *testing.T, g []byte) [][][]byte {
+	t.Helper()
+	var out [][][]byte
+	num := func() int {
+		i := bytes.Index(g, []byte("\r\n"))
+		n, err := strconv.Atoi(string(g[1:i]))
+		if err != nil {
+			t.Fatalf("bad RESP at %q", g[:min(len(g), 40)])
+		}
+		g = g[i+2:]
+		return n
+	}
+	for len(g) > 0 {
+		argv := make([][]byte, num())
+		for k := range argv {
+			n := num()
+			argv[k] = g[:n]
+			g = g[n+2:]
+		}
+		out = append(out, argv)
+	}
+	return out
 }

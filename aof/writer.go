@@ -116,7 +116,10 @@ type batch struct {
 	lastDB  int
 	cmds    int     // commands in the batch (metrics)
 	repl    []int32 // replication-only records, [start, end) pairs in buf
-	sw      *switchReq
+	// fileOnly are the records for the file only, [start, end) pairs in
+	// buf (Producer.AppendTo)
+	fileOnly []int32
+	sw       *switchReq
 }
 
 // switchReq asks the writer to continue in a new incr file.
@@ -147,8 +150,9 @@ type writerState struct {
 	grpDB      int // database after the payload
 	grpStartDB int // database the file was in before the payload (the tap's)
 	// tapGrp is the Tap's payload when a batch of the group holds
-	// replication-only records (tapOn): the file's payload with them in
-	// their places. Otherwise the Tap gets the file's payload itself.
+	// replication-only or file-only records (tapOn): the file's payload
+	// with the former in their places and without the latter. Otherwise
+	// the Tap gets the file's payload itself.
 	tapGrp     []byte
 	tapOn      bool
 	grpBatches int
@@ -354,19 +358,14 @@ func (w *writerState) add(b *batch) {
 			w.tapGrp = appendSelect(w.tapGrp, b.firstDB)
 		}
 	}
-	if len(b.repl) > 0 && !w.tapOn {
+	if (len(b.repl) > 0 || len(b.fileOnly) > 0) && !w.tapOn {
 		w.tapGrp = append(w.tapGrp[:0], w.grp[groupHeaderRoom:]...)
 		w.tapOn = true
 	}
-	if w.tapOn {
-		w.tapGrp = append(w.tapGrp, b.buf...)
+	if w.tapOn { // the stream's part: the batch without the file's own records
+		w.tapGrp = appendExcept(w.tapGrp, b.buf, b.fileOnly)
 	}
-	pos := 0
-	for i := 0; i+1 < len(b.repl); i += 2 { // the file's part: the batch without them
-		w.grp = append(w.grp, b.buf[pos:b.repl[i]]...)
-		pos = int(b.repl[i+1])
-	}
-	w.grp = append(w.grp, b.buf[pos:]...)
+	w.grp = appendExcept(w.grp, b.buf, b.repl) // the file's: without the stream's own
 	if b.firstDB >= 0 {
 		w.grpDB = b.lastDB
 	}
@@ -376,6 +375,16 @@ func (w *writerState) add(b *batch) {
 	w.grpBytes += int64(len(b.buf))
 	w.recycle = append(w.recycle, b.buf)
 	b.buf = nil
+}
+
+// appendExcept appends buf to dst without the [start, end) spans of skip.
+func appendExcept(dst, buf []byte, skip []int32) []byte {
+	pos := 0
+	for i := 0; i+1 < len(skip); i += 2 {
+		dst = append(dst, buf[pos:skip[i]]...)
+		pos = int(skip[i+1])
+	}
+	return append(dst, buf[pos:]...)
 }
 
 // flush writes the group (one write, and one fdatasync under "always") and

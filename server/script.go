@@ -331,19 +331,29 @@ type propHold struct {
 	dbs  []int
 	n    []int32
 	ends []int
-	repl []bool // per command: for replicas only (PUBLISH)
+	dest []holdDest // per command: where it goes
 	argv [][]byte
 }
 
-func (p *propHold) hold(db int, argv [][]byte) { p.holdAs(db, argv, false) }
+// holdDest is where a held command goes.
+type holdDest uint8
 
-// holdReplOnly holds a command for the replication stream only.
-func (p *propHold) holdReplOnly(db int, argv [][]byte) { p.holdAs(db, argv, true) }
+const (
+	holdAll     holdDest = iota // the AOF and the replicas
+	holdPublish                 // the replicas only, in no database (PUBLISH)
+	holdAOF                     // the AOF only (a script's redis.set_repl(REPL_AOF))
+	holdReplica                 // the replicas only (redis.set_repl(REPL_REPLICA))
+)
 
-func (p *propHold) holdAs(db int, argv [][]byte, repl bool) {
+func (p *propHold) hold(db int, argv [][]byte) { p.holdAs(db, argv, holdAll) }
+
+// holdReplOnly holds a PUBLISH for the replication stream only.
+func (p *propHold) holdReplOnly(db int, argv [][]byte) { p.holdAs(db, argv, holdPublish) }
+
+func (p *propHold) holdAs(db int, argv [][]byte, d holdDest) {
 	p.dbs = append(p.dbs, db)
 	p.n = append(p.n, int32(len(argv)))
-	p.repl = append(p.repl, repl)
+	p.dest = append(p.dest, d)
 	for _, a := range argv {
 		p.buf = append(p.buf, a...)
 		p.ends = append(p.ends, len(p.buf))
@@ -351,7 +361,7 @@ func (p *propHold) holdAs(db int, argv [][]byte, repl bool) {
 }
 
 func (p *propHold) reset() {
-	p.dbs, p.n, p.ends, p.repl = p.dbs[:0], p.n[:0], p.ends[:0], p.repl[:0]
+	p.dbs, p.n, p.ends, p.dest = p.dbs[:0], p.n[:0], p.ends[:0], p.dest[:0]
 	if cap(p.buf) > 64<<10 {
 		p.buf = nil
 	} else {
@@ -381,9 +391,14 @@ func (p *propHold) flush(prod *aof.Producer) {
 				pos = end
 				k++
 			}
-			if p.repl[i] {
+			switch p.dest[i] {
+			case holdPublish:
 				prod.AppendReplOnly(argv)
-			} else {
+			case holdAOF:
+				prod.AppendTo(db, argv, aof.DestFile)
+			case holdReplica:
+				prod.AppendTo(db, argv, aof.DestRepl)
+			default:
 				prod.Append(db, argv)
 			}
 			p.argv = argv[:0]
@@ -846,8 +861,10 @@ func (r *scriptRun) Log(level int, msg string) {
 	r.l.srv.log.Raw(lv, msg)
 }
 
-// SetRepl is redis.set_repl: without REPL_AOF the script's next writes are
-// not logged.
+// SetRepl is redis.set_repl: the script's next writes go to the AOF and
+// the replicas (REPL_ALL), one of them (REPL_AOF, REPL_REPLICA), or
+// neither (REPL_NONE), as Redis's PROPAGATE_AOF and PROPAGATE_REPL. They
+// stay in the script's one MULTI ... EXEC block in both.
 func (r *scriptRun) SetRepl(flags int) { r.repl = flags }
 
 // propagate holds a write a script ran (srv.propagate hands it over).
@@ -858,15 +875,21 @@ func (r *scriptRun) propagate(x *Exec, argv [][]byte) {
 		}
 		return
 	}
-	if r.repl&lua.ReplAOF == 0 {
+	var d holdDest
+	switch r.repl & lua.ReplAll {
+	case 0:
 		return
+	case lua.ReplAOF:
+		d = holdAOF
+	case lua.ReplReplica:
+		d = holdReplica
 	}
 	if !x.Prop.Custom {
-		r.prop.hold(x.DB, argv)
+		r.prop.holdAs(x.DB, argv, d)
 		return
 	}
 	for _, c := range x.Prop.Cmds {
-		r.prop.hold(x.DB, c)
+		r.prop.holdAs(x.DB, c, d)
 	}
 }
 

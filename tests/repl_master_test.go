@@ -610,3 +610,58 @@ func TestReplicationBufferShared(t *testing.T) {
 	}
 	waitInSync(t, mc, bc)
 }
+
+// redis.set_repl sends a script's next writes where Redis's PROPAGATE_AOF
+// and PROPAGATE_REPL do: REPL_NONE nowhere, REPL_AOF to the AOF alone,
+// REPL_REPLICA (REPL_SLAVE) to the replicas alone, REPL_ALL to both; in a
+// database other than 0 too, so that the SELECTs are right on both sides.
+// (REPL_AOF also reached the replicas, and REPL_REPLICA neither.)
+func TestScriptSetReplTargets(t *testing.T) {
+	ctx := context.Background()
+	m := startServer(t, "--appendonly", "yes", "--shards", "2", "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0")
+	r := startServer(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port), "--enable-debug-command", "yes")
+	mc, rc := m.client(t, 2), r.client(t, 2)
+	waitInSync(t, mc, rc)
+	script := `
+redis.call('set', KEYS[1], '1')
+redis.set_repl(redis.REPL_NONE)
+redis.call('set', KEYS[2], '2')
+redis.set_repl(redis.REPL_AOF)
+redis.call('set', KEYS[3], '3')
+redis.set_repl(redis.REPL_SLAVE)
+redis.call('set', KEYS[4], '4')
+redis.set_repl(redis.REPL_ALL)
+redis.call('set', KEYS[5], '5')`
+	keys := []string{"{t}a", "{t}b", "{t}c", "{t}d", "{t}e"}
+	for _, db := range []int{0, 3} {
+		mdb := m.clientWith(t, func(o *redis.Options) { o.DB = db })
+		rdb := r.clientWith(t, func(o *redis.Options) { o.DB = db })
+		if err := mdb.Eval(ctx, script, keys).Err(); err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+		if err := mdb.Set(ctx, "{t}after", db, 0).Err(); err != nil { // in the stream after the script
+			t.Fatal(err)
+		}
+		// The data sets differ by design: wait for the offsets alone.
+		waitFor(t, "the replica's offset", func() bool {
+			return infoField(t, mc, "replication", "master_repl_offset") == infoField(t, rc, "replication", "slave_repl_offset")
+		})
+		got := fmt.Sprint(rdb.MGet(ctx, append(keys, "{t}after")...).Val())
+		if want := fmt.Sprintf("[1 <nil> <nil> 4 5 %d]", db); got != want {
+			t.Errorf("db %d: the replica has %s, want %s", db, got, want)
+		}
+		if got := fmt.Sprint(mdb.MGet(ctx, keys...).Val()); got != "[1 2 3 4 5]" {
+			t.Errorf("db %d: the master has %s", db, got)
+		}
+	}
+	if err := mc.Do(ctx, "DEBUG", "LOADAOF").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []int{0, 3} {
+		mdb := m.clientWith(t, func(o *redis.Options) { o.DB = db })
+		got := fmt.Sprint(mdb.MGet(ctx, append(keys, "{t}after")...).Val())
+		if want := fmt.Sprintf("[1 <nil> 3 <nil> 5 %d]", db); got != want {
+			t.Errorf("db %d: after DEBUG LOADAOF the master has %s, want %s", db, got, want)
+		}
+	}
+}
