@@ -136,14 +136,14 @@ func (cl *Client) clientInfoString() string {
 		omem += held
 	}
 	oll := (omem + replyChunk - 1) / replyChunk
-	rbs := int64(cap(cl.out))
-	if rbs < 1024 {
-		rbs = 1024
-	}
+	// rbs: Redis's reply buffer is 1-16 KiB (what a reply needs beyond it
+	// goes to its reply list); redshard's one buffer grows as the replies
+	// need, so rbs shows its first 16 KiB, and tot-mem all of it.
+	rbs := min(max(int64(cap(cl.out)), replyMinBytes), replyChunk)
 	b = append(b, " rbs="...)
 	b = strconv.AppendInt(b, rbs, 10)
-	b = append(b, " rbp="...)
-	b = strconv.AppendInt(b, int64(len(cl.out)), 10)
+	b = append(b, " rbp="...) // the peak of its use in this period (resizeReplyBuffer)
+	b = strconv.AppendInt(b, min(int64(max(cl.outPeak, len(cl.out))), rbs), 10)
 	b = append(b, " obl="...)
 	b = strconv.AppendInt(b, obl, 10)
 	b = append(b, " oll="...)

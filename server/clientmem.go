@@ -487,11 +487,51 @@ func (srv *Server) evictClientsParked() {
 // (all), accounts every client for the replies gnet sent or queued since.
 func (l *Loop) clientMemCron(now time.Time, all bool) {
 	for _, cl := range l.clients {
-		c := cl.qbufAlloc()
+		c, o := cl.qbufAlloc(), cap(cl.out)
 		cl.resizeQueryBuffer(now)
-		if all || cl.qbufAlloc() != c {
+		cl.resizeReplyBuffer(now)
+		if all || cl.qbufAlloc() != c || cap(cl.out) != o {
 			cl.accountMem()
 		}
+	}
+}
+
+// Reply buffers. A client's replies are assembled in cl.out, which grows
+// as a batch's replies need and is kept between batches (let go at once
+// past 64 KiB, writeOut). As Redis's clientsCronResizeOutputBuffer does
+// for its reply buffer, the cron shrinks a buffer whose client used less
+// than half of it at every write of the last peak period
+// (replyPeakResetDefault, DEBUG REPLYBUFFER PEAK-RESET-TIME) to that
+// peak, at least 1 KiB: a client that once read a large value does not
+// keep its buffer while it reads small ones or idles. Growth is counted
+// as Redis's expands (reply_buffer_expands), shrinks as its shrinks.
+// DEBUG REPLYBUFFER RESIZING 0 stops both (the buffer still grows).
+const (
+	replyPeakResetDefault = 5000 // ms, Redis's REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME
+	replyMinBytes         = 1024 // Redis's PROTO_REPLY_MIN_BYTES
+)
+
+// resizeReplyBuffer is the cron's resizing of the client's reply buffer.
+func (cl *Client) resizeReplyBuffer(now time.Time) {
+	srv := cl.srv
+	if srv.replyResizeOff.Load() {
+		cl.outCap = cap(cl.out)
+		return
+	}
+	if size := cap(cl.out); size > cl.outCap && cl.outCap > 0 {
+		srv.replyExpands.Add(1)
+	}
+	if size := cap(cl.out); len(cl.out) == 0 && !cl.hopOut && size/2 >= replyMinBytes && cl.outPeak < size/2 {
+		cl.out = make([]byte, 0, max(replyMinBytes, cl.outPeak+1))
+		srv.replyShrinks.Add(1)
+	}
+	cl.outCap = cap(cl.out)
+	if cl.outPeakAt.IsZero() {
+		cl.outPeakAt = now // its first peak period starts at its first cron
+	}
+	if reset := srv.replyPeakReset.Load(); reset >= 0 && now.Sub(cl.outPeakAt) >= time.Duration(reset)*time.Millisecond {
+		cl.outPeak = len(cl.out)
+		cl.outPeakAt = now
 	}
 }
 
@@ -532,20 +572,28 @@ func (srv *Server) initClientEviction() {
 	})
 }
 
-// debugReplyBuffer is DEBUG REPLYBUFFER PEAK-RESET-TIME|RESIZING: redshard's
-// reply buffer is kept between batches and let go when over 64 KiB, with no
-// peak tracking, so both settings are accepted and change nothing (tests set
-// them to keep Redis's client memory steady).
+// debugReplyBuffer is DEBUG REPLYBUFFER PEAK-RESET-TIME <ms>|NEVER|RESET
+// and RESIZING 0|1, Redis's knobs of the reply buffers' resizing
+// (resizeReplyBuffer).
 func debugReplyBuffer(x *Exec, argv [][]byte) {
+	srv := x.srv
 	switch {
 	case shard.EqualFold(argv[2], "peak-reset-time"):
-		if !shard.EqualFold(argv[3], "never") && !shard.EqualFold(argv[3], "reset") {
-			if _, ok := shard.ParseInt(argv[3]); !ok {
+		switch {
+		case shard.EqualFold(argv[3], "never"):
+			srv.replyPeakReset.Store(-1)
+		case shard.EqualFold(argv[3], "reset"):
+			srv.replyPeakReset.Store(replyPeakResetDefault)
+		default:
+			ms, ok := shard.ParseInt(argv[3])
+			if !ok {
 				x.Err("ERR value is not an integer or out of range")
 				return
 			}
+			srv.replyPeakReset.Store(ms)
 		}
 	case shard.EqualFold(argv[2], "resizing"):
+		srv.replyResizeOff.Store(cAtoi(argv[3]) == 0) // atoi, as Redis's
 	default:
 		subcommandSyntaxError(x, argv)
 		return

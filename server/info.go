@@ -493,8 +493,8 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("total_writes_processed", t.writes)
 		w.int("io_threaded_reads_processed", 0)
 		w.int("io_threaded_writes_processed", 0)
-		w.int("reply_buffer_shrinks", 0)
-		w.int("reply_buffer_expands", 0)
+		w.int("reply_buffer_shrinks", srv.replyShrinks.Load())
+		w.int("reply_buffer_expands", srv.replyExpands.Load())
 	}
 
 	if sel.want("replication") {

@@ -86,13 +86,21 @@ type Server struct {
 	pause         pauseState    // CLIENT PAUSE (pause.go)
 	fo            failoverState // FAILOVER (failover.go)
 
-	stopping       atomic.Bool
-	freeing        atomic.Bool   // a release of flushed memory is under way
-	collecting     atomic.Bool   // a collection asked by a loop's cron is under way (background.go)
-	stopCh         chan struct{} // closed when the loops are about to stop
-	lsn            listeners     // sockets of CONFIG SET port/bind (listen.go)
-	intake         intake        // gnet's sockets taken over while loops are stuck (hold.go)
-	activeExpire   atomic.Bool
+	stopping     atomic.Bool
+	freeing      atomic.Bool   // a release of flushed memory is under way
+	collecting   atomic.Bool   // a collection asked by a loop's cron is under way (background.go)
+	stopCh       chan struct{} // closed when the loops are about to stop
+	lsn          listeners     // sockets of CONFIG SET port/bind (listen.go)
+	intake       intake        // gnet's sockets taken over while loops are stuck (hold.go)
+	activeExpire atomic.Bool
+	// The reply buffers' resizing (resizeReplyBuffer): on or off (DEBUG
+	// REPLYBUFFER RESIZING), the period of a client's peak in ms (-1:
+	// never reset; DEBUG REPLYBUFFER PEAK-RESET-TIME), and the counts of
+	// INFO's reply_buffer_shrinks and reply_buffer_expands.
+	replyResizeOff atomic.Bool
+	replyPeakReset atomic.Int64
+	replyShrinks   atomic.Int64
+	replyExpands   atomic.Int64
 	denyScriptsOff atomic.Bool // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands
 	// configInExec: a CONFIG SET that parks every loop (configSetAllShards)
 	// runs inside EXEC (Redis's server.in_exec for startAppendOnly).
@@ -255,6 +263,7 @@ func Run(cfg *Config, log *Logger) error {
 	}
 	srv.lastSave.Store(time.Now().Unix())
 	srv.activeExpire.Store(true)
+	srv.replyPeakReset.Store(replyPeakResetDefault)
 	srv.rw.lastSecs.Store(-1)
 	srv.rw.lastOK.Store(true)
 	srv.save.lastSecs.Store(-1)
@@ -872,6 +881,7 @@ func (cl *Client) writeOut() {
 		failpoint.Inject(failpoint.ReplyWrite)
 		cl.send(cl.out)
 		failpoint.Inject(failpoint.ReplyWritten)
+		cl.outPeak = max(cl.outPeak, len(cl.out))
 		if cap(cl.out) > 64<<10 {
 			cl.out = nil
 		} else {

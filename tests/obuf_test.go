@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"context"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,4 +163,76 @@ func TestObufKillDropsRepliesOfRunOnOtherShard(t *testing.T) {
 		t.Fatalf("client closed for its limit read %q (err %v), want nothing and EOF", got, err)
 	}
 	sleeper.expect("+OK\r\n")
+}
+
+// A client's reply buffer shrinks back once it no longer needs it, as
+// Redis's clientsCronResizeOutputBuffer: after a 40 KB reply its tot-mem
+// holds the buffer; within a peak period of small replies (DEBUG
+// REPLYBUFFER PEAK-RESET-TIME) the cron shrinks it to 1 KiB
+// (reply_buffer_shrinks); with DEBUG REPLYBUFFER RESIZING 0 it stays. rbs
+// is 1-16 KiB, as Redis's.
+func TestReplyBufferShrinks(t *testing.T) {
+	ctx := context.Background()
+	s := startServer(t, "--enable-debug-command", "yes")
+	c := s.client(t, 2)
+	if err := c.Set(ctx, "big", strings.Repeat("x", 40000), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rc := s.raw(t)
+	rc.do("CLIENT SETNAME rb\r\n", "+OK\r\n")
+	field := func(name string) int64 {
+		t.Helper()
+		for _, line := range strings.Split(c.ClientList(ctx).Val(), "\n") {
+			if !strings.Contains(line, " name=rb ") {
+				continue
+			}
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, name+"="); ok {
+					n, _ := strconv.ParseInt(v, 10, 64)
+					return n
+				}
+			}
+		}
+		t.Fatalf("no %s for the client named rb", name)
+		return 0
+	}
+	getBig := func() {
+		rc.write("GET big\r\n")
+		rc.expect("$40000\r\n")
+		rc.readN(40002)
+	}
+	for _, resizing := range []string{"0", "1"} {
+		if err := c.Do(ctx, "DEBUG", "REPLYBUFFER", "RESIZING", resizing).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Do(ctx, "DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100").Err(); err != nil {
+			t.Fatal(err)
+		}
+		getBig()
+		if m, rbs := field("tot-mem"), field("rbs"); m < 40000 || rbs != 16384 {
+			t.Fatalf("resizing %s: after a 40 KB reply tot-mem=%d rbs=%d, want the buffer counted and rbs=16384", resizing, m, rbs)
+		}
+		shrinks, _ := strconv.Atoi(infoField(t, c, "stats", "reply_buffer_shrinks"))
+		time.Sleep(500 * time.Millisecond) // five peak periods, five cron ticks
+		m, rbs := field("tot-mem"), field("rbs")
+		after, _ := strconv.Atoi(infoField(t, c, "stats", "reply_buffer_shrinks"))
+		if resizing == "0" {
+			if m < 40000 || after != shrinks {
+				t.Fatalf("resizing 0: tot-mem=%d after 0.5 s (shrinks %d -> %d), want the buffer kept", m, shrinks, after)
+			}
+			continue
+		}
+		if m >= 40000 || rbs != 1024 || after <= shrinks {
+			t.Fatalf("idle for 0.5 s: tot-mem=%d rbs=%d reply_buffer_shrinks %d -> %d, want the buffer shrunk to 1 KiB", m, rbs, shrinks, after)
+		}
+	}
+	// With no peak reset, a client that had a large reply keeps its buffer.
+	if err := c.Do(ctx, "DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never").Err(); err != nil {
+		t.Fatal(err)
+	}
+	getBig()
+	time.Sleep(300 * time.Millisecond)
+	if m := field("tot-mem"); m < 40000 {
+		t.Fatalf("peak-reset-time never: tot-mem=%d, want the buffer kept", m)
+	}
 }
