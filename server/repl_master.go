@@ -373,6 +373,9 @@ func (srv *Server) replSync(x *Exec, replid []byte, off int64, psync bool) {
 		} else if id := string(replid); id == rp.replid || id == rp.replid2 && off <= rp.second {
 			// The history is ours but the backlog no longer holds it.
 			srv.log.Noticef("Unable to partial resync with replica %s for lack of backlog (Replica request was: %d).", r.name(), off)
+		} else if id == rp.replid2 {
+			// Our previous history, past the point where we left it.
+			srv.log.Noticef("Partial resynchronization not accepted: Requested offset for second ID was %d, but I can reply up to %d", off, rp.second)
 		} else {
 			srv.log.Noticef("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '%s', my replication IDs are '%s' and '%s')", replid, rp.replid, rp.replid2)
 		}
