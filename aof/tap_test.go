@@ -31,16 +31,7 @@ func TestTapSeesGroupsInOrder(t *testing.T) {
 				t.Errorf("memory=%v: group ends in db %d, the tap says %d", memory, db, endDB)
 			}
 		}
-		var l *Log
-		if memory {
-			l = OpenMemory(Options{Tap: tap})
-		} else {
-			var err error
-			l, err = Open(Options{Dir: t.TempDir(), Fsync: FsyncAlways, Tap: tap})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		l := tapLog(t, memory, t.TempDir(), tap)
 		p1, p2 := l.NewProducer(), l.NewProducer()
 		var want bytes.Buffer
 		wdb := -1
@@ -109,15 +100,7 @@ func TestTapReplOnlyRecords(t *testing.T) {
 			got.Write(g)
 		}
 		dir := t.TempDir()
-		var l *Log
-		if memory {
-			l = OpenMemory(Options{Tap: tap})
-		} else {
-			var err error
-			if l, err = Open(Options{Dir: dir, Fsync: FsyncAlways, Tap: tap}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		l := tapLog(t, memory, dir, tap)
 		p := l.NewProducer()
 		// The expected stream: a batch's records as appended (a SELECT
 		// where a write's database changes within it), behind a SELECT
@@ -173,14 +156,10 @@ func TestTapReplOnlyRecords(t *testing.T) {
 			}
 			last = submit()
 			if i%10 == 9 { // let some groups hold a publish alone
-				for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
-					time.Sleep(time.Millisecond)
-				}
+				waitWritten(l, last)
 			}
 		}
-		for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
+		waitWritten(l, last)
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -254,15 +233,7 @@ func TestAppendToOneSide(t *testing.T) {
 			}
 		}
 		dir := t.TempDir()
-		var l *Log
-		if memory {
-			l = OpenMemory(Options{Tap: tap})
-		} else {
-			var err error
-			if l, err = Open(Options{Dir: dir, Fsync: FsyncAlways, Tap: tap}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		l := tapLog(t, memory, dir, tap)
 		p := l.NewProducer()
 		var wantFile, wantTap []string
 		put := func(db int, v string, d Dest) {
@@ -294,14 +265,10 @@ func TestAppendToOneSide(t *testing.T) {
 			}
 			last = p.Submit()
 			if i%10 == 9 {
-				for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
-					time.Sleep(time.Millisecond)
-				}
+				waitWritten(l, last)
 			}
 		}
-		for deadline := time.Now().Add(5 * time.Second); l.Written() < last && time.Now().Before(deadline); {
-			time.Sleep(time.Millisecond)
-		}
+		waitWritten(l, last)
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -359,4 +326,24 @@ func parseAll(t *testing.T, g []byte) [][][]byte {
 		out = append(out, argv)
 	}
 	return out
+}
+
+// tapLog opens a log with tap: in memory, or in dir under always.
+func tapLog(t *testing.T, memory bool, dir string, tap func(g []byte, startDB, endDB int, last uint64)) *Log {
+	t.Helper()
+	if memory {
+		return OpenMemory(Options{Tap: tap})
+	}
+	l, err := Open(Options{Dir: dir, Fsync: FsyncAlways, Tap: tap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// waitWritten waits, 5 s at most, until the log has written seq.
+func waitWritten(l *Log, seq uint64) {
+	for deadline := time.Now().Add(5 * time.Second); l.Written() < seq && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -68,14 +68,14 @@ type Client struct {
 	// and the close wait for the hop.
 	stateAcct     int64
 	evictDeferred bool
-	qpeak         int  // the largest input of one read since the last cron (resizeQueryBuffer)
+	qpeak         int // the largest input of one read since the last cron (resizeQueryBuffer)
 	// outPeak is the most the reply buffer held at a write since
 	// outPeakAt, and outCap its capacity at the last cron
 	// (resizeReplyBuffer).
 	outPeak   int
 	outPeakAt time.Time
 	outCap    int
-	qroom         bool // holds Redis's read room in its query buffer (querybuf.go)
+	qroom     bool // holds Redis's read room in its query buffer (querybuf.go)
 
 	multi multiState // MULTI/EXEC and WATCH (multi.go)
 
