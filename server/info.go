@@ -153,6 +153,7 @@ func (srv *Server) sumStats() *statTotals {
 		t.shard.ExpiredStale += st.ExpiredStale
 		t.shard.ExpireCycles += st.ExpireCycles
 		t.shard.EvictedKeys += st.EvictedKeys
+		t.shard.LazyFreed += st.LazyFreed
 		t.dataUsed += sh.UsedMemory()
 		if t.keys == nil {
 			t.keys = make([]int64, len(sh.DBs))
@@ -432,7 +433,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.str("mem_allocator", memAllocatorName)
 		w.int("active_defrag_running", 0)
 		w.int("lazyfree_pending_objects", 0)
-		w.int("lazyfreed_objects", 0)
+		w.int("lazyfreed_objects", t.shard.LazyFreed) // shard/lazyfree.go
 	}
 
 	if sel.want("persistence") {

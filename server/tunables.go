@@ -28,13 +28,18 @@ func (srv *Server) initTunables() {
 		t.LFULogFactor.Store(cfg.lfuLogFactor.Load())
 		t.LFUDecayTime.Store(cfg.lfuDecayTime.Load())
 		t.RDBCompression.Store(cfg.rdbCompression.Load())
+		t.LazyUserDel.Store(cfg.lazyfreeLazyUserDel.Load())
+		t.LazyExpire.Store(cfg.lazyfreeLazyExpire.Load())
+		t.LazyEviction.Store(cfg.lazyfreeLazyEviction.Load())
+		t.LazyUserFlush.Store(cfg.lazyfreeLazyUserFlush.Load())
 	}
 	sync()
 	for _, name := range []string{"hash-max-listpack-entries", "hash-max-listpack-value", "set-max-intset-entries",
 		"zset-max-listpack-entries", "zset-max-listpack-value", "list-max-listpack-size", "list-compress-depth",
 		"notify-keyspace-events", "maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
 		"lfu-log-factor", "lfu-decay-time", "proto-max-bulk-len", "hll-sparse-max-bytes",
-		"stream-node-max-bytes", "stream-node-max-entries", "rdbcompression"} {
+		"stream-node-max-bytes", "stream-node-max-entries", "rdbcompression", "lazyfree-lazy-user-del",
+		"lazyfree-lazy-expire", "lazyfree-lazy-eviction", "lazyfree-lazy-user-flush"} {
 		cfg.OnChange(name, sync)
 	}
 }

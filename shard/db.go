@@ -205,7 +205,7 @@ func (db *DB) expireSlot(slot int32) {
 	e := db.at(slot)
 	db.sh.onExpired(db, db.key(e))
 	db.sh.trk.anon = true // no client's change (tracking.go)
-	db.Delete(slot)
+	db.deleteMaybeLazy(slot, db.sh.Cfg.LazyExpire.Load())
 	db.sh.trk.anon = false
 }
 

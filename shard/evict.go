@@ -245,7 +245,7 @@ func (s *Shard) EvictWhile(over func() bool, onEvict func(db *DB, key []byte)) b
 			onEvict(db, key)
 		}
 		db.Notify(NotifyEvicted, "evicted", key)
-		db.Delete(slot)
+		db.deleteMaybeLazy(slot, s.Cfg.LazyEviction.Load())
 		s.Stats.EvictedKeys++
 		s.UsedMemory() // publishes the shard's figure, which over may read
 		if n&15 == 15 && time.Now().After(deadline) {

@@ -80,7 +80,7 @@ func (s *Shard) ExpireOwn() int {
 			delete(s.ownExpiring, k)
 			s.onExpired(db, db.key(db.at(slot)))
 			s.trk.anon = true
-			db.Delete(slot)
+			db.deleteMaybeLazy(slot, s.Cfg.LazyExpire.Load())
 			s.trk.anon = false
 			n++
 		}

@@ -115,10 +115,20 @@ func dbIndexArg(c *Ctx, b []byte) (int, bool) {
 }
 
 // DEL key [key ...]
-func cmdDel(c *Ctx, argv [][]byte) {
+func cmdDel(c *Ctx, argv [][]byte) { delKeys(c, argv, false) }
+
+// UNLINK key [key ...]: DEL, a lazy one (values are freed by the garbage
+// collector either way; lazyfree.go).
+func cmdUnlink(c *Ctx, argv [][]byte) { delKeys(c, argv, true) }
+
+// delKeys is DEL, or UNLINK when unlink; DEL is lazy too under
+// lazyfree-lazy-user-del.
+func delKeys(c *Ctx, argv [][]byte, unlink bool) {
 	n := 0
 	for _, key := range argv[1:] {
-		if db := c.DBOf(key); db.DeleteKey(key) {
+		db := c.DBOf(key)
+		if slot := db.Lookup(key); slot >= 0 {
+			db.deleteMaybeLazy(slot, unlink || db.sh.Cfg.LazyUserDel.Load())
 			db.Notify(NotifyGeneric, "del", key)
 			n++
 		}
@@ -126,9 +136,6 @@ func cmdDel(c *Ctx, argv [][]byte) {
 	c.Dirty(n)
 	c.Int(int64(n))
 }
-
-// UNLINK key [key ...]: DEL; values are freed by the garbage collector anyway.
-func cmdUnlink(c *Ctx, argv [][]byte) { cmdDel(c, argv) }
 
 // EXISTS key [key ...]: a key named twice counts twice.
 func cmdExists(c *Ctx, argv [][]byte) {
@@ -802,9 +809,13 @@ func cmdFlushdb(c *Ctx, argv [][]byte) {
 		return
 	}
 	n := 0
+	async := flushIsAsync(c, argv)
 	for _, s := range c.Shards {
 		db := s.DBs[c.DB]
 		n += db.Len()
+		if async { // emptyDbAsync: every key counts (lazyfree.go)
+			s.Stats.LazyFreed += int64(db.Len())
+		}
 		db.Flush()
 	}
 	// Redis logs FLUSHDB even when nothing was removed.
@@ -818,9 +829,13 @@ func cmdFlushall(c *Ctx, argv [][]byte) {
 		return
 	}
 	n := 0
+	async := flushIsAsync(c, argv)
 	for _, s := range c.Shards {
 		k, _ := s.Keys()
 		n += k
+		if async { // emptyDbAsync: every key counts (lazyfree.go)
+			s.Stats.LazyFreed += int64(k)
+		}
 		s.FlushAll()
 	}
 	c.Dirty(max(n, 1))

@@ -60,6 +60,13 @@ type Tunables struct {
 	MaxmemoryEvictionTenacity atomic.Int64 // maxmemory-eviction-tenacity (10)
 	LFULogFactor              atomic.Int64 // lfu-log-factor (10)
 	LFUDecayTime              atomic.Int64 // lfu-decay-time (1)
+
+	// lazyfree-lazy-user-del, -expire, -eviction and -user-flush: which
+	// deletions count as lazy ones (lazyfree.go).
+	LazyUserDel   atomic.Bool
+	LazyExpire    atomic.Bool
+	LazyEviction  atomic.Bool
+	LazyUserFlush atomic.Bool
 }
 
 // DefaultTunables returns Redis's defaults.

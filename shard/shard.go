@@ -122,6 +122,7 @@ type Stats struct {
 	ExpiredStale   int64
 	ExpireCycles   int64
 	EvictedKeys    int64
+	LazyFreed      int64 // values Redis would have freed lazily (lazyfree.go)
 }
 
 // New makes a shard with ndb databases.

@@ -1,0 +1,84 @@
+package shard
+
+// Lazy freeing, as INFO's lazyfreed_objects counts it.
+//
+// Redis frees a deleted value in its lazyfree thread instead of the main
+// thread when the deletion asks for it (UNLINK; DEL with
+// lazyfree-lazy-user-del, expiry with lazyfree-lazy-expire, eviction with
+// lazyfree-lazy-eviction) and freeing it would cost more than
+// LAZYFREE_THRESHOLD allocations (lazyfreeGetFreeEffort); a FLUSHALL or
+// FLUSHDB ASYNC (or any with lazyfree-lazy-user-flush) hands over whole
+// databases, every key counted. redshard frees nothing itself: a deleted
+// value goes to Go's collector, which frees it concurrently, whatever the
+// path. Stats.LazyFreed counts the values Redis's thread would have freed,
+// so that lazyfreed_objects reads as it does there (lazyfree_pending_objects
+// is always 0: nothing waits). Deletions by overwrite (SET, RENAME,
+// RESTORE REPLACE, ... under lazyfree-lazy-server-del) are not counted.
+
+// lazyfreeThreshold is Redis's LAZYFREE_THRESHOLD.
+const lazyfreeThreshold = 64
+
+// freeEffort is Redis's lazyfreeGetFreeEffort for the value at slot: the
+// allocations freeing it would take. A compact encoding is one; a
+// quicklist counts its nodes; a hash table, skiplist or set table its
+// elements; a stream its nodes (Redis counts its radix tree's nodes, of
+// which there are at least as many), plus, per consumer group, one and
+// the first group's pending entries.
+func (db *DB) freeEffort(slot int32) int {
+	e := db.at(slot)
+	if e.typ == TypeString {
+		return 1
+	}
+	switch v := db.sh.objs[e.vlen].(type) {
+	case *List:
+		if e.enc == EncQuicklist {
+			return v.nodes
+		}
+	case *setObj:
+		if v.ht != nil {
+			return v.len()
+		}
+	case *zset:
+		if v.sl != nil {
+			return v.sl.n
+		}
+	case *hashObj:
+		if v.ht != nil {
+			return v.ht.n
+		}
+	case *streamObj:
+		n := len(v.nodes)
+		if len(v.groups) > 0 {
+			n += len(v.groups) * (1 + v.groups[0].pel.len())
+		}
+		return n
+	}
+	return 1
+}
+
+// deleteLazy deletes the key at slot as a lazy deletion: Redis's
+// dbAsyncDelete (see the top of the file).
+func (db *DB) deleteLazy(slot int32) {
+	if db.freeEffort(slot) > lazyfreeThreshold {
+		db.sh.Stats.LazyFreed++
+	}
+	db.Delete(slot)
+}
+
+// deleteMaybeLazy is Delete, or deleteLazy when lazy.
+func (db *DB) deleteMaybeLazy(slot int32, lazy bool) {
+	if lazy {
+		db.deleteLazy(slot)
+	} else {
+		db.Delete(slot)
+	}
+}
+
+// flushIsAsync reports whether FLUSHALL or FLUSHDB with argv frees its
+// databases in the background in Redis (getFlushCommandFlags).
+func flushIsAsync(c *Ctx, argv [][]byte) bool {
+	if len(argv) > 1 {
+		return EqualFold(argv[1], "async")
+	}
+	return len(c.Shards) > 0 && c.Shards[0].Cfg.LazyUserFlush.Load()
+}
