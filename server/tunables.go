@@ -29,6 +29,7 @@ func (srv *Server) initTunables() {
 		t.LFUDecayTime.Store(cfg.lfuDecayTime.Load())
 		t.RDBCompression.Store(cfg.rdbCompression.Load())
 		t.LazyUserDel.Store(cfg.lazyfreeLazyUserDel.Load())
+		t.LazyServerDel.Store(cfg.lazyfreeLazyServerDel.Load())
 		t.LazyExpire.Store(cfg.lazyfreeLazyExpire.Load())
 		t.LazyEviction.Store(cfg.lazyfreeLazyEviction.Load())
 		t.LazyUserFlush.Store(cfg.lazyfreeLazyUserFlush.Load())
@@ -39,7 +40,7 @@ func (srv *Server) initTunables() {
 		"notify-keyspace-events", "maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
 		"lfu-log-factor", "lfu-decay-time", "proto-max-bulk-len", "hll-sparse-max-bytes",
 		"stream-node-max-bytes", "stream-node-max-entries", "rdbcompression", "lazyfree-lazy-user-del",
-		"lazyfree-lazy-expire", "lazyfree-lazy-eviction", "lazyfree-lazy-user-flush"} {
+		"lazyfree-lazy-expire", "lazyfree-lazy-eviction", "lazyfree-lazy-user-flush", "lazyfree-lazy-server-del"} {
 		cfg.OnChange(name, sync)
 	}
 }

@@ -341,6 +341,9 @@ func (db *DB) replaceStr(slot int32, val []byte) {
 		db.sh.OnReady(db, db.key(e)) // XREADGROUP's waiters learn
 	}
 	if e.typ != TypeString {
+		if db.sh.Cfg.LazyServerDel.Load() {
+			db.countLazy(slot) // an overwrite (lazyfree.go)
+		}
 		db.sh.freeObj(e.vlen)
 		e.typ = TypeString
 		e.vlen = 0
@@ -440,8 +443,15 @@ func (db *DB) dropExpiring(e *entry) {
 	e.xpos = -1
 }
 
-// Delete removes a slot's key.
-func (db *DB) Delete(slot int32) { db.unlink(slot, true) }
+// Delete removes a slot's key: a deletion by the server (an overwrite, a
+// collection emptied, ...), a lazy one under lazyfree-lazy-server-del
+// (lazyfree.go). DEL, expiry and eviction use deleteMaybeLazy.
+func (db *DB) Delete(slot int32) {
+	if db.sh.Cfg.LazyServerDel.Load() {
+		db.countLazy(slot)
+	}
+	db.unlink(slot, true)
+}
 
 // unlink removes a slot's key; freeObj false hands a non-string value over
 // to its new owner instead of releasing it.

@@ -12,8 +12,10 @@ package shard
 // value goes to Go's collector, which frees it concurrently, whatever the
 // path. Stats.LazyFreed counts the values Redis's thread would have freed,
 // so that lazyfreed_objects reads as it does there (lazyfree_pending_objects
-// is always 0: nothing waits). Deletions by overwrite (SET, RENAME,
-// RESTORE REPLACE, ... under lazyfree-lazy-server-del) are not counted.
+// is always 0: nothing waits). Under lazyfree-lazy-server-del the server's
+// own deletions count too: DB.Delete (a key overwritten by RENAME, MOVE,
+// RESTORE REPLACE, a *STORE, a SET of another type, ...) and a string
+// written over a collection.
 
 // lazyfreeThreshold is Redis's LAZYFREE_THRESHOLD.
 const lazyfreeThreshold = 64
@@ -56,22 +58,22 @@ func (db *DB) freeEffort(slot int32) int {
 	return 1
 }
 
-// deleteLazy deletes the key at slot as a lazy deletion: Redis's
-// dbAsyncDelete (see the top of the file).
-func (db *DB) deleteLazy(slot int32) {
+// countLazy counts the value at slot, about to be freed by a lazy
+// deletion, if Redis would have handed it to its thread (freeObjAsync).
+func (db *DB) countLazy(slot int32) {
 	if db.freeEffort(slot) > lazyfreeThreshold {
 		db.sh.Stats.LazyFreed++
 	}
-	db.Delete(slot)
 }
 
-// deleteMaybeLazy is Delete, or deleteLazy when lazy.
+// deleteMaybeLazy deletes the key at slot, as a lazy deletion (Redis's
+// dbAsyncDelete) when lazy, else as a synchronous one whatever
+// lazyfree-lazy-server-del says (dbSyncDelete).
 func (db *DB) deleteMaybeLazy(slot int32, lazy bool) {
 	if lazy {
-		db.deleteLazy(slot)
-	} else {
-		db.Delete(slot)
+		db.countLazy(slot)
 	}
+	db.unlink(slot, true)
 }
 
 // flushIsAsync reports whether FLUSHALL or FLUSHDB with argv frees its

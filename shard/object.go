@@ -61,9 +61,10 @@ type Tunables struct {
 	LFULogFactor              atomic.Int64 // lfu-log-factor (10)
 	LFUDecayTime              atomic.Int64 // lfu-decay-time (1)
 
-	// lazyfree-lazy-user-del, -expire, -eviction and -user-flush: which
-	// deletions count as lazy ones (lazyfree.go).
+	// lazyfree-lazy-user-del, -expire, -eviction, -server-del and
+	// -user-flush: which deletions count as lazy ones (lazyfree.go).
 	LazyUserDel   atomic.Bool
+	LazyServerDel atomic.Bool
 	LazyExpire    atomic.Bool
 	LazyEviction  atomic.Bool
 	LazyUserFlush atomic.Bool

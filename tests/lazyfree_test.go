@@ -12,7 +12,8 @@ import (
 // allocations (a set table of 100 members; not one of 10), DEL only under
 // lazyfree-lazy-user-del, every key of a FLUSHALL/FLUSHDB ASYNC (or of a
 // plain one under lazyfree-lazy-user-flush, not of FLUSHALL SYNC), an
-// expired value under lazyfree-lazy-expire; CONFIG RESETSTAT zeroes it and
+// expired value under lazyfree-lazy-expire, a value overwritten (RENAME,
+// SET) under lazyfree-lazy-server-del only; CONFIG RESETSTAT zeroes it and
 // lazyfree_pending_objects stays 0. With one shard and four.
 func TestLazyfreedObjects(t *testing.T) {
 	for _, shards := range []string{"1", "4"} {
@@ -82,6 +83,19 @@ func TestLazyfreedObjects(t *testing.T) {
 				t.Fatalf("EXISTS big after its expiry: %d", n)
 			}
 			want(9, "an expiry under lazyfree-lazy-expire")
+			set("{t}a", 100)
+			set("{t}b", 100)
+			do("SET", "{t}a", "x")
+			do("RENAME", "{t}a", "{t}b")
+			want(9, "overwrites")
+			do("CONFIG", "SET", "lazyfree-lazy-server-del", "yes")
+			do("DEL", "{t}b") // lazyfree-lazy-user-del: a string, effort 1
+			set("{t}a", 100)
+			set("{t}b", 100)
+			do("RENAME", "{t}a", "{t}b")
+			want(10, "RENAME over a set of 100 under lazyfree-lazy-server-del")
+			do("SET", "{t}b", "x")
+			want(11, "SET over a set of 100 under lazyfree-lazy-server-del")
 			do("CONFIG", "RESETSTAT")
 			want(0, "CONFIG RESETSTAT")
 		})
