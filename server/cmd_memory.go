@@ -49,13 +49,15 @@ func cmdMemoryStats(x *Exec, argv [][]byte) {
 	kv("peak.allocated", peak)
 	kv("total.allocated", m.used)
 	kv("startup.allocated", m.startup)
-	kv("replication.backlog", 0)
-	kv("clients.slaves", 0)
+	backlog, replBufs := srv.repl.bufferMem() // repl.go
+	evalCache, funcs := srv.scriptCachesMem()
+	kv("replication.backlog", backlog)
+	kv("clients.slaves", replBufs-backlog)
 	kv("clients.normal", t.clientMem)
 	kv("cluster.links", 0)
-	kv("aof.buffer", 0)
-	kv("lua.caches", 0)
-	kv("functions.caches", 0)
+	kv("aof.buffer", srv.aofBufferMem())
+	kv("lua.caches", evalCache)
+	kv("functions.caches", funcs)
 	for i := range t.keys {
 		if t.keys[i] == 0 {
 			continue

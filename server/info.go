@@ -392,8 +392,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		sc, fn := &srv.scripts, &srv.funcs
 		vmEval := lua.VMBaseMemory + sc.mem.Load()
 		vmFuncs := lua.VMBaseMemory + fn.mem.Load()
-		scriptsEval := sc.mem.Load() + sc.count.Load()*scriptEntryOverhead
-		funcsMem := fn.mem.Load() + fn.nfuncs.Load()*scriptEntryOverhead
+		scriptsEval, funcsMem := srv.scriptCachesMem()
 		w.int("used_memory_lua", vmEval)
 		w.int("used_memory_vm_eval", vmEval)
 		w.str("used_memory_lua_human", bytesToHuman(vmEval))
@@ -425,11 +424,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("mem_clients_slaves", total-backlog)
 		w.int("mem_clients_normal", t.clientMem)
 		w.int("mem_cluster_links", 0)
-		var aofBuf int64
-		if ps := srv.aofLog(); ps != nil {
-			aofBuf = ps.log.Stats().PendingBytes
-		}
-		w.int("mem_aof_buffer", aofBuf)
+		w.int("mem_aof_buffer", srv.aofBufferMem())
 		w.str("mem_allocator", memAllocatorName)
 		w.int("active_defrag_running", 0)
 		w.int("lazyfree_pending_objects", 0)
@@ -888,4 +883,21 @@ func multiplexingAPI() string {
 		return "kqueue"
 	}
 	return "select"
+}
+
+// scriptCachesMem is the memory of the EVAL scripts' cache and of the
+// function libraries (used_memory_scripts_eval, used_memory_functions;
+// MEMORY STATS lua.caches and functions.caches).
+func (srv *Server) scriptCachesMem() (eval, funcs int64) {
+	sc, fn := &srv.scripts, &srv.funcs
+	return sc.mem.Load() + sc.count.Load()*scriptEntryOverhead, fn.mem.Load() + fn.nfuncs.Load()*scriptEntryOverhead
+}
+
+// aofBufferMem is what the log holds that its writer has not written
+// (mem_aof_buffer; MEMORY STATS aof.buffer).
+func (srv *Server) aofBufferMem() int64 {
+	if ps := srv.aofLog(); ps != nil {
+		return ps.log.Stats().PendingBytes
+	}
+	return 0
 }

@@ -573,6 +573,19 @@ func TestReplicationBufferShared(t *testing.T) {
 	if hist < 8e6 || total < hist {
 		t.Fatalf("repl_backlog_histlen %d, mem_total_replication_buffers %d: the backlog let go of what a syncing replica waits for", hist, total)
 	}
+	// MEMORY STATS agrees: the backlog's share and the replicas' add up.
+	stats, _ := mc.Do(ctx, "MEMORY", "STATS").Slice()
+	var statsSum int64
+	for i := 0; i+1 < len(stats); i += 2 {
+		if k := fmt.Sprint(stats[i]); k == "replication.backlog" || k == "clients.slaves" {
+			n, _ := stats[i+1].(int64)
+			statsSum += n
+		}
+	}
+	if statsSum < total || statsSum > total+64<<10 { // a PING may have started a block since
+
+		t.Fatalf("MEMORY STATS replication.backlog + clients.slaves = %d, INFO mem_total_replication_buffers %d", statsSum, total)
+	}
 	// ... and it is the syncing replica's output buffer in CLIENT LIST.
 	list := mc.Do(ctx, "CLIENT", "LIST", "TYPE", "replica").Val().(string)
 	var most int64
