@@ -30,14 +30,20 @@ func (l *Log) NewProducer() *Producer {
 // within the batch; the writer emits one between batches when the file's
 // current database differs from the batch's first (see Submit).
 func (p *Producer) Append(db int, argv [][]byte) {
+	p.inDB(db)
+	p.buf = appendCommand(p.buf, argv)
+	p.cmds++
+}
+
+// inDB puts the batch in database db for the next record: the batch's
+// first database, or a SELECT when db differs from the last record's.
+func (p *Producer) inDB(db int) {
 	if p.firstDB < 0 {
 		p.firstDB, p.db = db, db
 	} else if db != p.db {
 		p.buf = appendSelect(p.buf, db)
 		p.db = db
 	}
-	p.buf = appendCommand(p.buf, argv)
-	p.cmds++
 }
 
 // AppendReplOnly RESP-encodes argv into the pending batch as a record for
@@ -71,12 +77,7 @@ func (p *Producer) AppendTo(db int, argv [][]byte, d Dest) {
 		p.Append(db, argv)
 		return
 	}
-	if p.firstDB < 0 {
-		p.firstDB, p.db = db, db
-	} else if db != p.db {
-		p.buf = appendSelect(p.buf, db)
-		p.db = db
-	}
+	p.inDB(db)
 	start := len(p.buf)
 	p.buf = appendCommand(p.buf, argv)
 	if d == DestFile {

@@ -518,10 +518,11 @@ func (cl *Client) resizeReplyBuffer(now time.Time) {
 		cl.outCap = cap(cl.out)
 		return
 	}
-	if size := cap(cl.out); size > cl.outCap && cl.outCap > 0 {
+	size := cap(cl.out)
+	if size > cl.outCap && cl.outCap > 0 {
 		srv.replyExpands.Add(1)
 	}
-	if size := cap(cl.out); len(cl.out) == 0 && !cl.hopOut && size/2 >= replyMinBytes && cl.outPeak < size/2 {
+	if len(cl.out) == 0 && !cl.hopOut && size/2 >= replyMinBytes && cl.outPeak < size/2 {
 		cl.out = make([]byte, 0, max(replyMinBytes, cl.outPeak+1))
 		srv.replyShrinks.Add(1)
 	}

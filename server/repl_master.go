@@ -828,13 +828,7 @@ func (srv *Server) overLimit() []*replica {
 	var over []*replica
 	now := time.Now().Unix()
 	for _, r := range rp.m.replicas {
-		// Only what it holds is its output buffer: a replica still
-		// waiting for its full sync to start, or one that takes only the
-		// RDB, holds nothing (Redis's canFeedReplicaReplBuffer).
-		var lag uint64
-		if r.holding.Load() {
-			lag = uint64(rp.off - r.sent.Load())
-		}
+		lag := uint64(r.heldLocked())
 		if hard != 0 && lag >= hard {
 			over = append(over, r)
 			continue
@@ -853,15 +847,23 @@ func (srv *Server) overLimit() []*replica {
 }
 
 // held is how much of the stream the replica has yet to send: its share
-// of the replication buffer, shown as its output buffer in CLIENT LIST.
+// of the replication buffer, its output buffer in CLIENT LIST and for
+// client-output-buffer-limit (overLimit).
 func (r *replica) held() int64 {
-	if !r.holding.Load() {
-		return 0
-	}
 	rp := &r.srv.repl
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
-	return max(rp.off-r.sent.Load(), 0)
+	return r.heldLocked()
+}
+
+// heldLocked is held with repl.mu held. A replica still waiting for its
+// full sync to start, or one that takes only the RDB, holds nothing
+// (Redis's canFeedReplicaReplBuffer).
+func (r *replica) heldLocked() int64 {
+	if !r.holding.Load() {
+		return 0
+	}
+	return max(r.srv.repl.off-r.sent.Load(), 0)
 }
 
 // installReplHooks applies CONFIG SET of the replication settings.

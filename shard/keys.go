@@ -812,9 +812,10 @@ func cmdFlushdb(c *Ctx, argv [][]byte) {
 	async := flushIsAsync(c, argv)
 	for _, s := range c.Shards {
 		db := s.DBs[c.DB]
-		n += db.Len()
+		k := db.Len()
+		n += k
 		if async { // emptyDbAsync: every key counts (lazyfree.go)
-			s.Stats.LazyFreed += int64(db.Len())
+			s.Stats.LazyFreed += int64(k)
 		}
 		db.Flush()
 	}

@@ -180,21 +180,13 @@ func TestReplyBufferShrinks(t *testing.T) {
 	}
 	rc := s.raw(t)
 	rc.do("CLIENT SETNAME rb\r\n", "+OK\r\n")
-	field := func(name string) int64 {
+	field := func(name string) int64 { // clienteviction_test.go's helpers
 		t.Helper()
-		for _, line := range strings.Split(c.ClientList(ctx).Val(), "\n") {
-			if !strings.Contains(line, " name=rb ") {
-				continue
-			}
-			for _, f := range strings.Fields(line) {
-				if v, ok := strings.CutPrefix(f, name+"="); ok {
-					n, _ := strconv.ParseInt(v, 10, 64)
-					return n
-				}
-			}
+		n, err := strconv.ParseInt(clientField(clientLine(t, c, "rb"), name), 10, 64)
+		if err != nil {
+			t.Fatalf("no %s for the client named rb: %v", name, err)
 		}
-		t.Fatalf("no %s for the client named rb", name)
-		return 0
+		return n
 	}
 	getBig := func() {
 		rc.write("GET big\r\n")

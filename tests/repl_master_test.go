@@ -583,17 +583,14 @@ func TestReplicationBufferShared(t *testing.T) {
 		}
 	}
 	if statsSum < total || statsSum > total+64<<10 { // a PING may have started a block since
-
 		t.Fatalf("MEMORY STATS replication.backlog + clients.slaves = %d, INFO mem_total_replication_buffers %d", statsSum, total)
 	}
 	// ... and it is the syncing replica's output buffer in CLIENT LIST.
 	list := mc.Do(ctx, "CLIENT", "LIST", "TYPE", "replica").Val().(string)
 	var most int64
-	for _, f := range strings.Fields(list) {
-		if v, ok := strings.CutPrefix(f, "omem="); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			most = max(most, n)
-		}
+	for _, line := range strings.Split(list, "\n") {
+		n, _ := strconv.ParseInt(clientField(line, "omem"), 10, 64)
+		most = max(most, n)
 	}
 	if most < 8e6 {
 		t.Fatalf("no replica shows the stream it holds as omem:\n%s", list)
