@@ -1221,9 +1221,6 @@ func (srv *Server) replDiskSaved(err error) {
 	rp.m.diskWait = nil
 	rp.m.diskSave = false
 	rp.mu.Unlock()
-	if len(rs) == 0 {
-		return
-	}
 	for _, r := range rs {
 		r.state.Store(repSendBulk)
 		if err != nil {
@@ -1232,6 +1229,8 @@ func (srv *Server) replDiskSaved(err error) {
 			r.rdb <- syncRDB{file: srv.rdbPath()}
 		}
 	}
+	// Also when every replica it was for went away meanwhile: a sync
+	// left marked as running would keep every later replica waiting.
 	rp.m.syncing.Store(false)
 }
 

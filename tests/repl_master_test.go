@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -417,6 +418,39 @@ func TestDisklessStuckReplicaAlone(t *testing.T) {
 	if strings.Contains(m.log.String(), drop(fast)) {
 		t.Errorf("the replica that kept reading was dropped too:\n%s", m.log.String())
 	}
+}
+
+// A disk-based sync whose only replica leaves during its BGSAVE (which goes
+// on, since a save point wants the file) must not keep the next replica
+// waiting: the sync was left marked as running, and every later replica
+// waited for a BGSAVE that never came (Redis's suite: "replica do not
+// write the reply to the replication link - PSYNC", after the SYNC tests).
+func TestDiskSyncAfterReplicaLeft(t *testing.T) {
+	ctx := context.Background()
+	m := startServer(t, "--enable-debug-command", "yes", "--appendonly", "no", "--save", "900 1",
+		"--repl-diskless-sync", "no")
+	mc := m.client(t, 2)
+	if err := mc.Do(ctx, "DEBUG", "POPULATE", "20", "key", "10").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.ConfigSet(ctx, "rdb-key-save-delay", "20000").Err(); err != nil { // 0.4 s for the image
+		t.Fatal(err)
+	}
+	c, err := net.DialTimeout("tcp", m.Addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("SYNC\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	m.waitLog(t, "Starting BGSAVE for SYNC with target: disk")
+	_ = c.Close()
+	m.waitLog(t, "Background saving terminated with success")
+	if err := mc.ConfigSet(ctx, "rdb-key-save-delay", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := startServer(t, "--replicaof", "127.0.0.1", strconv.Itoa(m.Port), "--save", "", "--enable-debug-command", "yes")
+	waitInSync(t, mc, r.client(t, 2))
 }
 
 // PUBLISH and SPUBLISH on a master reach the subscribers of its replicas,
