@@ -417,7 +417,7 @@ func (srv *Server) genInfo(sel *infoSelection, now time.Time) []byte {
 		w.int("rss_overhead_bytes", m.rss-m.resident)
 		w.float("mem_fragmentation_ratio", ratio(m.rss, m.used))
 		w.int("mem_fragmentation_bytes", m.rss-m.used)
-		w.int("mem_not_counted_for_evict", 0)
+		w.int("mem_not_counted_for_evict", m.notCounted)
 		backlog, total := srv.repl.bufferMem() // repl.go
 		w.int("mem_replication_backlog", backlog)
 		w.int("mem_total_replication_buffers", total)
@@ -764,6 +764,8 @@ func bytesToHuman(n int64) string {
 // memInfo is the memory section's raw figures.
 type memInfo struct {
 	used, dataset, startup      int64
+	replBufs, aofBuf            int64 // in used: the replication stream's blocks, the log's unwritten bytes
+	notCounted                  int64 // mem_not_counted_for_evict
 	rss                         int64
 	allocated, active, resident int64
 	system                      int64
@@ -797,7 +799,12 @@ func readMemInfo(srv *Server, t *statTotals) memInfo {
 	var m memInfo
 	m.startup = srv.memStartup
 	m.dataset = t.dataUsed
-	m.used = m.startup + t.dataUsed + t.clientMem
+	// As Redis's used_memory, it holds the replication buffer and the AOF
+	// buffer too; maxmemory leaves out the AOF buffer and the replication
+	// buffer past repl-backlog-size (freeMemoryGetNotCountedMemory).
+	m.replBufs, m.aofBuf = srv.repl.memTotal.Load(), srv.aofBufferMem()
+	m.notCounted = m.replBufs - srv.repl.memEvict.Load() + m.aofBuf
+	m.used = m.startup + t.dataUsed + t.clientMem + m.replBufs + m.aofBuf
 	m.allocated = objects
 	m.active = objects + unused
 	m.resident = total - released

@@ -221,9 +221,11 @@ func (srv *Server) clientMemForKeys() int64 {
 }
 
 // usedMemoryEstimate is used_memory from the shards' published figures, for
-// any loop to read, with the clients counted as key eviction counts them.
+// any loop to read, with the clients counted as key eviction counts them,
+// and as much of the replication buffer as maxmemory counts (up to
+// repl-backlog-size, repl.go's memEvict).
 func (srv *Server) usedMemoryEstimate() int64 {
-	used := srv.memStartup + srv.clientMemForKeys()
+	used := srv.memStartup + srv.clientMemForKeys() + srv.repl.memEvict.Load()
 	for _, sh := range srv.shards {
 		used += sh.PublishedMemory()
 	}

@@ -67,6 +67,11 @@ type replState struct {
 	histlen     int64
 	backlogSize int64
 	noReplicas  time.Time // since when no replica is attached (repl-backlog-ttl)
+	// memEvict: what of the stream's blocks maxmemory counts, published
+	// for the loops (usedMemoryEstimate): up to repl-backlog-size, as
+	// Redis's freeMemoryGetNotCountedMemory leaves only the part past it
+	// out. memTotal is every block (publishMemLocked).
+	memEvict, memTotal atomic.Int64
 
 	// db is the database the stream is in after its last command, -1 when
 	// unknown (a SELECT goes first then).
@@ -107,6 +112,7 @@ func (r *replState) ensureBacklog() {
 	b := &replBlock{start: r.off, data: make([]byte, 0, r.blockSize())}
 	r.head, r.tail, r.headPos, r.histlen = b, b, 0, 0
 	r.db = -1
+	r.publishMemLocked()
 }
 
 // appendLocked adds p to the stream; r.mu is held. Without a backlog the
@@ -140,6 +146,7 @@ func (r *replState) appendLocked(p []byte) {
 // It is called as the stream grows, when a replica goes, and from the
 // cron (a replica that caught up releases its blocks then).
 func (r *replState) trimLocked() {
+	defer r.publishMemLocked()
 	if r.histlen <= r.backlogSize || r.head == r.tail {
 		return
 	}
@@ -158,6 +165,24 @@ func (r *replState) trimLocked() {
 		r.head, r.headPos = h.next, 0
 		r.histlen -= drop
 	}
+}
+
+// publishMemLocked publishes the blocks' memory (memTotal, memEvict) after
+// a change of the blocks, of repl-backlog-size or of the backlog's
+// existence; r.mu is held.
+func (r *replState) publishMemLocked() {
+	total := r.blocksMemLocked()
+	r.memTotal.Store(total)
+	r.memEvict.Store(min(total, r.backlogSize))
+}
+
+// blocksMemLocked is the memory of the stream's blocks: every block but
+// the tail is full; r.mu is held.
+func (r *replState) blocksMemLocked() int64 {
+	if !r.active {
+		return 0
+	}
+	return r.tail.start - r.head.start + int64(cap(r.tail.data))
 }
 
 // firstByte is repl_backlog_first_byte_offset.
@@ -244,11 +269,7 @@ func (r *replState) infoBacklog(w *infoWriter) {
 func (r *replState) bufferMem() (backlog, total int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.active {
-		return 0, 0
-	}
-	// Every block but the tail is full.
-	total = r.tail.start - r.head.start + int64(cap(r.tail.data))
+	total = r.blocksMemLocked()
 	if len(r.m.replicas) > 0 && total > r.backlogSize {
 		return r.backlogSize, total
 	}

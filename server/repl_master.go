@@ -784,6 +784,7 @@ func (srv *Server) replCron() {
 		!rp.noReplicas.IsZero() && now.Sub(rp.noReplicas) > time.Duration(ttl)*time.Second {
 		rp.active = false
 		rp.head, rp.tail, rp.headPos, rp.histlen = nil, nil, 0, 0
+		rp.publishMemLocked()
 		rp.replid, rp.replid2, rp.second = randomHex40(), zeroReplID, -1
 		srv.log.Noticef("Replication backlog freed after %d seconds without connected replicas.", ttl)
 	}
@@ -878,6 +879,7 @@ func (srv *Server) installReplHooks() {
 		if rp.active {
 			rp.trimLocked()
 		}
+		rp.publishMemLocked()
 		rp.mu.Unlock()
 	})
 	srv.refreshGoodReplicas()

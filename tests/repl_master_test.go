@@ -629,6 +629,40 @@ func TestReplicationBufferShared(t *testing.T) {
 	if most < 8e6 {
 		t.Fatalf("no replica shows the stream it holds as omem:\n%s", list)
 	}
+	// used_memory holds the buffer, as Redis's; maxmemory counts it up to
+	// repl-backlog-size (16384) and leaves the rest out
+	// (mem_not_counted_for_evict), so the writes below evict nothing
+	// though used_memory is 8 MB over the limit.
+	mem := infoFields(mc.Info(ctx, "memory").Val())
+	memField := func(k string) int64 {
+		n, err := strconv.ParseInt(mem[k], 10, 64)
+		if err != nil {
+			t.Fatalf("INFO memory %s: %v\n%s", k, err, mem)
+		}
+		return n
+	}
+	used, total, notCounted := memField("used_memory"), memField("mem_total_replication_buffers"), memField("mem_not_counted_for_evict")
+	if over := memField("used_memory_overhead"); over < total {
+		t.Fatalf("used_memory_overhead %d leaves out mem_total_replication_buffers %d", over, total)
+	}
+	if notCounted != total-16384 {
+		t.Fatalf("mem_not_counted_for_evict %d, want mem_total_replication_buffers %d less repl-backlog-size", notCounted, total)
+	}
+	if err := mc.ConfigSet(ctx, "maxmemory-policy", "allkeys-random").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used-notCounted+1<<20, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		mc.Set(ctx, "small:"+strconv.Itoa(i), "x", 0)
+	}
+	if ev := infoField(t, mc, "stats", "evicted_keys"); ev != "0" {
+		t.Fatalf("%s keys evicted for the replicas' share of the buffer", ev)
+	}
+	if err := mc.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
 	partial := infoField(t, mc, "stats", "sync_partial_ok")
 	if err := bc.Do(ctx, "REPLICAOF", "127.0.0.1", strconv.Itoa(m.Port)).Err(); err != nil {
 		t.Fatal(err)
