@@ -58,6 +58,7 @@ const (
 	RDBTempWritten
 	RDBRenamed
 	LoadRecord
+	ReplFeed
 	numPoints
 )
 
@@ -84,6 +85,7 @@ var points = [numPoints]point{
 	RDBTempWritten:         {"rdb-temp-written", "rename", "RDB temp file fsynced, not renamed: the previous dump.rdb is intact and loadable"},
 	RDBRenamed:             {"rdb-renamed", "", "new dump.rdb renamed in place and the directory fsynced: it loads"},
 	LoadRecord:             {"load-record", "", "at each command replayed (AOF) or key loaded (RDB) at start: a crash mid-load changes no file, the next start loads everything"},
+	ReplFeed:               {"repl-feed", "", "a replica has read a piece of its master's stream and not yet handed it to its loop (sleep stalls the link): a PSYNC FAILOVER that comes meanwhile promotes the replica only once it has applied it"},
 }
 
 // Action is what a point does when it fires.

@@ -228,7 +228,7 @@ func TestHelpAndNamesCoverEveryPoint(t *testing.T) {
 	}
 	want := "aof-write aof-fsync aof-publish aof-published reply-write reply-written exec-locked rewrite-cut " +
 		"rewrite-base-written rewrite-manifest-temp rewrite-manifest-renamed rewrite-old-removed " +
-		"rdb-temp-written rdb-renamed load-record"
+		"rdb-temp-written rdb-renamed load-record repl-feed"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("names changed (the crash tests use them):\n got %s\nwant %s", got, want)
 	}

@@ -93,9 +93,12 @@ type Client struct {
 	inFlush       bool    // on the loop's flush list
 	blocked       *waiter // blocked on a key (blocking.go)
 	retryDeadline int64   // the deadline a retried blocking command keeps
-	hopRunnable   gnet.Runnable
-	txRunnable    gnet.Runnable
-	doneRunnable  gnet.Runnable
+	// failoverDrained: its PSYNC FAILOVER has waited for the link once
+	// (failover.go waitForLink) and now goes on.
+	failoverDrained bool
+	hopRunnable     gnet.Runnable
+	txRunnable      gnet.Runnable
+	doneRunnable    gnet.Runnable
 
 	pending  bool // not yet registered (connected before the loops were known)
 	gateWait bool // its reads wait for a small load at start (persist.go's loadGate)

@@ -187,6 +187,11 @@ func (cl *Client) process(own bool) {
 			pos += n
 			continue
 		}
+		if cl.srv.repl.isReplica.Load() && len(argv) == 4 && cl.failoverWaitsForLink(argv) { // failover.go
+			cl.parser.Reset()
+			cl.waitForLink(argv)
+			break
+		}
 		if cl.srv.pause.typ.Load() != pauseOff && cl.paused(argv) { // CLIENT PAUSE (pause.go)
 			cl.parser.Reset()
 			cl.postpone(argv)

@@ -27,6 +27,17 @@ package server
 //     or an error writing it aborts: REPLICAOF NO ONE, the pause lifted
 //     ("Failover target rejected psync request").
 //
+// The target's side of step 3 waits for what its link has already
+// received: a PSYNC ... FAILOVER that arrives while bytes of the old
+// master's stream are unread on the link's socket, or read and not yet
+// applied, is postponed (its client waits, the command unparsed in its
+// input, as CLIENT PAUSE does) until the link has applied them, for at most
+// failoverDrainMax. So the write the old master sent last, which a target
+// that was stopped (SIGSTOP, a stall) had received but not read, is in the
+// data set and the offset when the target promotes itself, and the old
+// master continues by partial resync, as Redis's single thread reads the
+// master link's data before the new connection's PSYNC.
+//
 // FAILOVER ABORT ends either waiting state the same way. While a failover
 // runs, REPLICAOF and SYNC/PSYNC of other replicas are refused, as Redis.
 //
@@ -34,11 +45,17 @@ package server
 // is guarded by mu.
 
 import (
+	"context"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/redshard/redshard/shard"
 )
@@ -337,4 +354,89 @@ func (srv *Server) psyncFailover(x *Exec, replid []byte) bool {
 	srv.replicaUnset()
 	srv.log.Noticef("MASTER MODE enabled (failover request from '%s')", x.cl.infoLine())
 	return true
+}
+
+// failoverDrainMax bounds the wait of a PSYNC FAILOVER for the link (see
+// the top of the file): a partial command of the stream never completes.
+const failoverDrainMax = 200 * time.Millisecond
+
+// failoverWaitsForLink reports whether argv, a PSYNC ... FAILOVER, must
+// wait for the link first (dispatch's process, on a replica only). A
+// client it waited for once goes on (failoverDrained).
+func (cl *Client) failoverWaitsForLink(argv [][]byte) bool {
+	if len(argv) != 4 || cl.rep != nil || !shard.EqualFold(argv[0], "psync") || !shard.EqualFold(argv[3], "failover") {
+		return false
+	}
+	if cl.failoverDrained {
+		cl.failoverDrained = false
+		return false
+	}
+	return cl.srv.rs.linkUndrained()
+}
+
+// linkUndrained reports whether the link has received stream bytes it has
+// not applied: read and not yet applied, or still in its socket.
+func (rs *replicaSide) linkUndrained() bool {
+	if rs.state.Load() != rlConnected {
+		return false
+	}
+	if rs.readOff.Load() != rs.procOff.Load() {
+		return true
+	}
+	rs.mu.Lock()
+	c := rs.conn
+	rs.mu.Unlock()
+	return c != nil && unreadBytes(c) > 0
+}
+
+// unreadBytes is what the kernel holds for c to read (SIOCINQ), 0 when
+// unknown.
+func unreadBytes(c net.Conn) int {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = tc.NetConn() // TLS: the encrypted bytes count alike
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = raw.Control(func(fd uintptr) {
+		n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ)
+	})
+	return n
+}
+
+// waitForLink postpones the client's PSYNC FAILOVER until the link has
+// applied what it received (or failoverDrainMax): the client waits as a
+// keyless waiter, its command left in its input, and takes it up again
+// with failoverDrained set.
+func (cl *Client) waitForLink(argv [][]byte) {
+	srv := cl.srv
+	w := &waiter{cl: cl, cmd: cl.lookup(argv), db: cl.db, proto: cl.proto, postponed: true}
+	w.deliverRun = gnet.RunnableFunc(w.deliver)
+	w.timeoutRun = gnet.RunnableFunc(w.timedOut)
+	w.cancelReply = func(out []byte) []byte { return out } // CLIENT UNBLOCK: it goes on
+	w.onEnd = func() { cl.failoverDrained = true }
+	srv.blk.clients.Add(1)
+	cl.startWait(w)
+	go func() {
+		end := time.Now().Add(failoverDrainMax)
+		// Two quiet looks in a row: a read between the socket's count
+		// and the offsets' would pass one.
+		for quiet := 0; quiet < 2 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+			if srv.rs.linkUndrained() {
+				quiet = 0
+			} else {
+				quiet++
+			}
+		}
+		if w.state.CompareAndSwap(wWaiting, wDone) {
+			_ = cl.loop.el.Execute(context.Background(), w.deliverRun)
+		}
+	}()
 }

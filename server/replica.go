@@ -66,6 +66,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/shard"
 )
 
@@ -936,6 +937,7 @@ func (srv *Server) replStream(br *bufio.Reader, w io.Writer, quit chan struct{})
 		if n > 0 {
 			rs.readOff.Add(int64(n))
 			c.n = n
+			failpoint.Inject(failpoint.ReplFeed)
 			if l0.el.Execute(context.Background(), c.run) != nil {
 				return nil
 			}

@@ -381,7 +381,7 @@ func TestFailpointCommands(t *testing.T) {
 			t.Errorf("%s: %s, want %s", fmtArgs(c.argv), r, c.want)
 		}
 	}
-	if r := p.mustDo(t, "DEBUG", "FAILPOINT", "LIST"); len(r.arr) != 15 || r.arr[0].s != "exec-locked sleep 0 COUNT 2 hits=0 fired=0" || r.arr[1].s != "aof-write off" {
+	if r := p.mustDo(t, "DEBUG", "FAILPOINT", "LIST"); len(r.arr) != 16 || r.arr[0].s != "exec-locked sleep 0 COUNT 2 hits=0 fired=0" || r.arr[1].s != "aof-write off" {
 		t.Fatalf("LIST: %s", r)
 	}
 	keys := spreadKeys("fp", 2, 2)

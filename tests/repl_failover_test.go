@@ -191,3 +191,42 @@ func TestFailover(t *testing.T) {
 		t.Errorf("write to the new master: %v", got)
 	}
 }
+
+// FAILOVER ... FORCE to a target whose link has received the master's last
+// write but not applied it (the repl-feed failpoint holds the read, as a
+// stopped or stalled target would): the target applies it before it
+// promotes itself, so it keeps the write and the old master continues by
+// partial resync. It was dropped with the link, and the old master, ahead
+// of the target, needed a full sync (Redis's suite, integration/failover
+// "failover to a replica with force works", about one run in four).
+func TestFailoverForceKeepsReceivedWrite(t *testing.T) {
+	ctx := context.Background()
+	args := []string{"--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0", "--save", ""}
+	m := startServer(t, args...)
+	r := startServer(t, append(args, "--enable-failpoints", "yes", "--replicaof", "127.0.0.1", strconv.Itoa(m.Port))...)
+	mc, rc := m.client(t, 2), r.client(t, 2)
+	if err := mc.Set(ctx, "case", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitInSync(t, mc, rc)
+	if err := rc.Do(ctx, "DEBUG", "FAILPOINT", "SET", "repl-feed", "sleep", "150", "COUNT", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Set(ctx, "case", "2", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Do(ctx, "FAILOVER", "TO", "127.0.0.1", r.Port, "TIMEOUT", 50, "FORCE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFailoverDone(t, mc)
+	if roleOf(t, rc) != "master" || roleOf(t, mc) != "slave" {
+		t.Fatalf("roles after the failover: target %s, old master %s", roleOf(t, rc), roleOf(t, mc))
+	}
+	if got := rc.Get(ctx, "case").Val(); got != "2" {
+		t.Errorf("the new master has case=%q, want the write it had received, 2", got)
+	}
+	if full, partial := infoField(t, rc, "stats", "sync_full"), infoField(t, rc, "stats", "sync_partial_ok"); full != "0" || partial != "1" {
+		t.Errorf("the old master's sync: sync_full %s, sync_partial_ok %s; want a partial resync", full, partial)
+	}
+	waitInSync(t, rc, mc)
+}
