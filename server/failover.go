@@ -51,7 +51,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -389,22 +388,11 @@ func (rs *replicaSide) linkUndrained() bool {
 	return c != nil && unreadBytes(c) > 0
 }
 
-// unreadBytes is what the kernel holds for c to read (SIOCINQ), 0 when
-// unknown.
+// unreadBytes is what the kernel holds for c to read (SIOCINQ; for TLS,
+// the encrypted bytes), 0 when unknown.
 func unreadBytes(c net.Conn) int {
-	if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
-		c = tc.NetConn() // TLS: the encrypted bytes count alike
-	}
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return 0
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return 0
-	}
 	n := 0
-	_ = raw.Control(func(fd uintptr) {
+	rawControl(c, func(fd uintptr) { // replica.go
 		n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ)
 	})
 	return n

@@ -63,9 +63,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"golang.org/x/sys/unix"
+
 	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/shard"
 )
@@ -1187,7 +1190,7 @@ func cmdRole(x *Exec, argv [][]byte) {
 		return
 	}
 	rs := &srv.rs
-	st := rs.state.Load()
+	st := rs.shownState()
 	x.Array(5)
 	x.BulkStr("slave")
 	x.BulkStr(srv.cfg.replHost.Load())
@@ -1200,11 +1203,57 @@ func cmdRole(x *Exec, argv [][]byte) {
 	}
 }
 
+// shownState is the link's state as ROLE and INFO show it: a connected
+// link whose master has closed the connection (a FIN or an error waits on
+// the socket) shows as down at once, before the link's goroutine has read
+// it. Redis's single thread reads the master link before it serves a
+// request that came later, so a client that saw the master drop the link
+// (CLIENT KILL TYPE replica) never reads "up" from the replica afterwards.
+func (rs *replicaSide) shownState() int32 {
+	st := rs.state.Load()
+	if st != rlConnected {
+		return st
+	}
+	rs.mu.Lock()
+	c := rs.conn
+	rs.mu.Unlock()
+	if c != nil && peerClosed(c) {
+		return rlConnect
+	}
+	return st
+}
+
+// peerClosed reports whether the peer of c has closed the connection or
+// it failed (POLLRDHUP, POLLHUP, POLLERR), without reading from it.
+func peerClosed(c net.Conn) bool {
+	closed := false
+	rawControl(c, func(fd uintptr) {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+		if n, err := unix.Poll(p, 0); err == nil && n > 0 {
+			closed = p[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0
+		}
+	})
+	return closed
+}
+
+// rawControl runs f with c's file descriptor (a TLS connection's TCP
+// one), if it has one.
+func rawControl(c net.Conn, f func(fd uintptr)) {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = tc.NetConn()
+	}
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			_ = raw.Control(f)
+		}
+	}
+}
+
 // infoReplicaFields writes a replica's fields of INFO replication, after
 // role.
 func (srv *Server) infoReplicaFields(w *infoWriter, now time.Time) {
 	rs := &srv.rs
-	st := rs.state.Load()
+	st := rs.shownState()
 	unix := now.Unix()
 	w.str("master_host", srv.cfg.replHost.Load())
 	w.int("master_port", srv.cfg.replPort.Load())

@@ -596,3 +596,39 @@ func TestReplicaLogsErrorsToMaster(t *testing.T) {
 	}
 	r.waitLog(t, "This replica panicked sending an error to its master after processing the command '<unknown>'")
 }
+
+// A replica whose master closed the link (CLIENT KILL TYPE replica) shows
+// the link down in INFO and ROLE at once, even while its link's goroutine
+// has not read the close yet (the repl-feed failpoint holds it in a read):
+// Redis reads the master link before a request that came after, so a
+// client that saw the master drop the link never reads "up" from the
+// replica afterwards (Redis's suite waits for "up" right after such a kill
+// and then expects the new data set).
+func TestReplicaShowsClosedLinkDown(t *testing.T) {
+	ctx := context.Background()
+	m := startServer(t, "--repl-diskless-sync-delay", "0", "--save", "")
+	r := startServer(t, "--enable-debug-command", "yes", "--enable-failpoints", "yes", "--save", "",
+		"--replicaof", "127.0.0.1", strconv.Itoa(m.Port))
+	mc, rc := m.client(t, 2), r.client(t, 2)
+	waitFor(t, "the link up", func() bool { return infoField(t, rc, "replication", "master_link_status") == "up" })
+	if err := mc.ConfigSet(ctx, "repl-diskless-sync-delay", "5").Err(); err != nil { // no quick new sync
+		t.Fatal(err)
+	}
+	if err := rc.Do(ctx, "DEBUG", "FAILPOINT", "SET", "repl-feed", "sleep", "1000", "COUNT", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the replica's link is in the failpoint now
+	if err := mc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica").Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // the FIN reaches the replica's socket
+	if got := infoField(t, rc, "replication", "master_link_status"); got != "down" {
+		t.Errorf("master_link_status %s after the master closed the link", got)
+	}
+	if role := rc.Do(ctx, "ROLE").Val().([]any); role[3] != "connect" || role[4] != int64(-1) {
+		t.Errorf("ROLE %v after the master closed the link", role)
+	}
+}
