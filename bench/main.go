@@ -363,6 +363,11 @@ func info(port int, section string) (map[string]string, error) {
 		return nil, err
 	}
 	s, _ := v.(string)
+	return parseInfo(s), nil
+}
+
+// parseInfo parses an INFO reply into name → value.
+func parseInfo(s string) map[string]string {
 	m := map[string]string{}
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(l)
@@ -370,7 +375,7 @@ func info(port int, section string) (map[string]string, error) {
 			m[k] = val
 		}
 	}
-	return m, nil
+	return m
 }
 
 func infoInt(port int, section, field string) (int64, error) {
