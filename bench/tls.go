@@ -24,10 +24,11 @@ func (h *harness) tlsGroup() {
 	r := h.res
 	r.sec("tls: redis-benchmark --tls with a client certificate (-c 50 -r 1000000 -d 100), TLS 1.3, RSA 2048 certificates")
 	type figs struct{ thr, cpu *figure }
-	modes := []struct {
+	type tlsMode struct {
 		label  string
 		shards int
-	}{{"--shards 1", 1}, {"default shards", 0}}
+	}
+	modes := []tlsMode{{"--shards 1", 1}, {"default shards", 0}}
 	tests := []struct{ test, label string }{{"set", "SET"}, {"get", "GET"}}
 	fs := map[string]*figs{}
 	key := func(m, t string, P int) string { return fmt.Sprintf("%s/%s/%d", m, t, P) }
@@ -101,11 +102,10 @@ func (h *harness) tlsGroup() {
 					n = h.sz.p16
 				}
 				spec := benchSpec{tests: t.test, n: n, pipe: P, rnd: 1000000, data: 100, csv: true, extra: benchArgs}
-				// Alternate: redshard's modes, then redis-server.
-				for _, m := range modes {
+				runRS := func(m tlsMode) {
 					run, ok := rsSrv[m.label]
 					if !ok {
-						continue
+						return
 					}
 					spec.port = run.port
 					res, err := h.runBench(run.s, spec)
@@ -114,32 +114,48 @@ func (h *harness) tlsGroup() {
 						h.logf("tls %s -P %d redshard %s: %v", t.label, P, m.label, err)
 						f.thr.fail(rs, naReason(err))
 						f.cpu.fail(rs, naReason(err))
-						continue
+						return
 					}
 					f.thr.add(rs, res.rps)
 					f.cpu.add(rs, res.cpuPerOp)
 					h.logf("%s TLS %-3s -P %-2d redshard %-14s %s  %.2f µs CPU/op", h.roundsLabel(round), t.label, P, m.label,
 						format(fOps, res.rps), res.cpuPerOp*1e6)
 				}
-				if rdSrv == nil {
-					continue
-				}
-				spec.port = rdPort
-				res, err := h.runBench(rdSrv, spec)
-				if err != nil {
-					h.logf("tls %s -P %d redis: %v", t.label, P, err)
-					for _, m := range modes {
-						fs[key(m.label, t.test, P)].thr.fail(rd, naReason(err))
-						fs[key(m.label, t.test, P)].cpu.fail(rd, naReason(err))
+				runRedis := func() {
+					if rdSrv == nil {
+						return
 					}
-					continue
+					spec.port = rdPort
+					res, err := h.runBench(rdSrv, spec)
+					if err != nil {
+						h.logf("tls %s -P %d redis: %v", t.label, P, err)
+						for _, m := range modes {
+							fs[key(m.label, t.test, P)].thr.fail(rd, naReason(err))
+							fs[key(m.label, t.test, P)].cpu.fail(rd, naReason(err))
+						}
+						return
+					}
+					for _, m := range modes {
+						fs[key(m.label, t.test, P)].thr.add(rd, res.rps)
+						fs[key(m.label, t.test, P)].cpu.add(rd, res.cpuPerOp)
+					}
+					h.logf("%s TLS %-3s -P %-2d redis    %-14s %s  %.2f µs CPU/op", h.roundsLabel(round), t.label, P, "",
+						format(fOps, res.rps), res.cpuPerOp*1e6)
 				}
-				for _, m := range modes {
-					fs[key(m.label, t.test, P)].thr.add(rd, res.rps)
-					fs[key(m.label, t.test, P)].cpu.add(rd, res.cpuPerOp)
+				// Alternate: redshard's modes, then redis-server; in odd
+				// rounds the other way round, so that a machine speeding
+				// up or slowing down within a round favours neither.
+				if round%2 == 0 {
+					for _, m := range modes {
+						runRS(m)
+					}
+					runRedis()
+				} else {
+					runRedis()
+					for i := len(modes) - 1; i >= 0; i-- {
+						runRS(modes[i])
+					}
 				}
-				h.logf("%s TLS %-3s -P %-2d redis    %-14s %s  %.2f µs CPU/op", h.roundsLabel(round), t.label, P, "",
-					format(fOps, res.rps), res.cpuPerOp*1e6)
 			}
 		}
 	}
