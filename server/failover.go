@@ -53,7 +53,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
 	"golang.org/x/sys/unix"
 
 	"github.com/redshard/redshard/shard"
@@ -404,13 +403,7 @@ func unreadBytes(c net.Conn) int {
 // with failoverDrained set.
 func (cl *Client) waitForLink(argv [][]byte) {
 	srv := cl.srv
-	w := &waiter{cl: cl, cmd: cl.lookup(argv), db: cl.db, proto: cl.proto, postponed: true}
-	w.deliverRun = gnet.RunnableFunc(w.deliver)
-	w.timeoutRun = gnet.RunnableFunc(w.timedOut)
-	w.cancelReply = func(out []byte) []byte { return out } // CLIENT UNBLOCK: it goes on
-	w.onEnd = func() { cl.failoverDrained = true }
-	srv.blk.clients.Add(1)
-	cl.startWait(w)
+	w := cl.waitPostponed(argv, func(*waiter) { cl.failoverDrained = true }) // pause.go
 	go func() {
 		end := time.Now().Add(failoverDrainMax)
 		// Two quiet looks in a row: a read between the socket's count

@@ -235,17 +235,27 @@ func (cl *Client) effectiveFlags(cmd *Cmd, argv [][]byte) cmdFlags {
 	return f
 }
 
-// postpone makes the client wait for the pause's end with its command
-// left in its input (dispatch's process).
-func (cl *Client) postpone(argv [][]byte) {
-	srv := cl.srv
+// waitPostponed makes the client wait, its command argv left unparsed in
+// its input, as a keyless waiter (blocked_clients counts it); whoever
+// ends the wait CASes the waiter's state to wDone and hands deliverRun to
+// its home loop, which goes on with the input. onEnd runs on the home loop
+// when the wait ends, whichever way.
+func (cl *Client) waitPostponed(argv [][]byte, onEnd func(w *waiter)) *waiter {
 	w := &waiter{cl: cl, cmd: cl.lookup(argv), db: cl.db, proto: cl.proto, postponed: true}
 	w.deliverRun = gnet.RunnableFunc(w.deliver)
 	w.timeoutRun = gnet.RunnableFunc(w.timedOut)
 	w.cancelReply = func(out []byte) []byte { return out } // CLIENT UNBLOCK: it just goes on
-	w.onEnd = func() { srv.pauseDrop(w) }
-	srv.blk.clients.Add(1)
+	w.onEnd = func() { onEnd(w) }
+	cl.srv.blk.clients.Add(1)
 	cl.startWait(w)
+	return w
+}
+
+// postpone makes the client wait for the pause's end with its command
+// left in its input (dispatch's process).
+func (cl *Client) postpone(argv [][]byte) {
+	srv := cl.srv
+	w := cl.waitPostponed(argv, srv.pauseDrop)
 	p := &srv.pause
 	p.mu.Lock()
 	if p.typ.Load() == pauseOff {
