@@ -803,7 +803,7 @@ func readMemInfo(srv *Server, t *statTotals) memInfo {
 	// buffer too; maxmemory leaves out the AOF buffer and the replication
 	// buffer past repl-backlog-size (freeMemoryGetNotCountedMemory).
 	m.replBufs, m.aofBuf = srv.repl.memTotal.Load(), srv.aofBufferMem()
-	m.notCounted = m.replBufs - srv.repl.memEvict.Load() + m.aofBuf
+	m.notCounted = max(0, m.replBufs-srv.repl.memEvict.Load()) + m.aofBuf // two loads: the stream may grow between them
 	m.used = m.startup + t.dataUsed + t.clientMem + m.replBufs + m.aofBuf
 	m.allocated = objects
 	m.active = objects + unused
