@@ -292,21 +292,31 @@ type respError string
 func (e respError) Error() string { return string(e) }
 
 func query(port int, args ...string) (any, error) {
+	return queryWithin(port, 2*time.Minute, args...)
+}
+
+// queryWithin is query with a deadline of d.
+func queryWithin(port int, d time.Duration, args ...string) (any, error) {
 	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Minute))
+	_ = c.SetDeadline(time.Now().Add(d))
+	if _, err := c.Write(encodeCommand(args...)); err != nil {
+		return nil, err
+	}
+	return readReply(bufio.NewReader(c))
+}
+
+// encodeCommand is a command as a RESP array of bulk strings.
+func encodeCommand(args ...string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
-	if _, err := c.Write(b.Bytes()); err != nil {
-		return nil, err
-	}
-	return readReply(bufio.NewReader(c))
+	return b.Bytes()
 }
 
 func readReply(r *bufio.Reader) (any, error) {

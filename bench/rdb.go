@@ -55,25 +55,6 @@ func (h *harness) rdbLoadData(s *server, m rdbMix) error {
 	return nil
 }
 
-// queryWithin is query with a deadline of d.
-func queryWithin(port int, d time.Duration, args ...string) (any, error) {
-	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 2*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(d))
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := c.Write([]byte(b.String())); err != nil {
-		return nil, err
-	}
-	return readReply(bufio.NewReader(c))
-}
-
 // childPIDs are the children of pid (redis-server's fork), from
 // /proc/PID/task/*/children, else from every process's ppid.
 func childPIDs(pid int) []int {
@@ -163,7 +144,7 @@ func dialInfo(port int) (*infoConn, error) {
 
 func (ic *infoConn) info(section string) (map[string]string, error) {
 	_ = ic.c.SetDeadline(time.Now().Add(time.Minute))
-	if _, err := fmt.Fprintf(ic.c, "*2\r\n$4\r\nINFO\r\n$%d\r\n%s\r\n", len(section), section); err != nil {
+	if _, err := ic.c.Write(encodeCommand("INFO", section)); err != nil {
 		return nil, err
 	}
 	v, err := readReply(ic.r)

@@ -381,9 +381,7 @@ func (rs *replicaSide) linkUndrained() bool {
 	if rs.readOff.Load() != rs.procOff.Load() {
 		return true
 	}
-	rs.mu.Lock()
-	c := rs.conn
-	rs.mu.Unlock()
+	c := rs.linkConn() // replica.go
 	return c != nil && unreadBytes(c) > 0
 }
 

@@ -1214,13 +1214,17 @@ func (rs *replicaSide) shownState() int32 {
 	if st != rlConnected {
 		return st
 	}
-	rs.mu.Lock()
-	c := rs.conn
-	rs.mu.Unlock()
-	if c != nil && peerClosed(c) {
+	if c := rs.linkConn(); c != nil && peerClosed(c) {
 		return rlConnect
 	}
 	return st
+}
+
+// linkConn is the current link's socket, nil if none.
+func (rs *replicaSide) linkConn() net.Conn {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.conn
 }
 
 // peerClosed reports whether the peer of c has closed the connection or
