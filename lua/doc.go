@@ -48,8 +48,12 @@
 //
 // gopher-lua is not PUC Lua: concatenating a number (..) formats it the Go
 // way (1e15 as "1000000000000000", 1/3 with 16 digits) where Lua 5.1 uses
-// "%.14g" (tostring, redis.log and cjson do use "%.14g"); syntax errors are
-// reported as "unexpected symbol near ..." whatever Lua 5.1 would say;
+// "%.14g" (tostring, redis.log and cjson do use "%.14g"); a chunk is
+// checked by Lua 5.1's own lexer and parser rules first (syntax.go), so
+// syntax errors are 5.1's, word for word, and chunks 5.1 refuses are
+// refused (gopher-lua alone ran some: "1e", "\300", "{a, ,b}", a leading
+// ";"), but gopher-lua still refuses the few 5.1 chunks it cannot compile
+// ("goto" as a name, hexadecimal numbers with an exponent, "0x1p4");
 // runtime errors lack 5.1's variable names ("attempt to index a nil value"
 // without "(local 't')"); cjson and cmsgpack emit map members in insertion
 // order, not Lua's hash order; collectgarbage and gcinfo report 0 (the Lua

@@ -731,6 +731,11 @@ func (e *Engine) compile(sha string, body []byte) (*script, error) {
 		return nil, &CompileError{msg: "ERR " + serr}
 	}
 	code := src[shebangLen:]
+	// Lua 5.1's own syntax check first (syntax.go): gopher-lua accepts
+	// some chunks 5.1 refuses, and words its errors its own way.
+	if msg := CheckSyntax(code, "user_script"); msg != "" {
+		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + msg}
+	}
 	fn, err := e.vm.Load(strings.NewReader(code), "user_script")
 	if err != nil {
 		return nil, &CompileError{msg: "ERR Error compiling script (new function): " + compileMessage(err, strings.Count(code, "\n")+1)}

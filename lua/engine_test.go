@@ -360,7 +360,7 @@ func TestLuaErrorTextsAsLua51(t *testing.T) {
 	e := New()
 	for _, tc := range []struct{ script, want string }{
 		{"return x +", "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'\r\n"},
-		{"return 1 1", "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '1'\r\n"},
+		{"return 1 1", "-ERR Error compiling script (new function): user_script:1: '<eof>' expected near '1'\r\n"}, // redis-server 7.0's text
 		{"\n\nfoo(", "-ERR Error compiling script (new function): user_script:3: unexpected symbol near '<eof>'\r\n"},
 		{"return 1 + nil", "-ERR user_script:1: attempt to perform arithmetic on a nil value script: " + SHA1Hex([]byte("return 1 + nil")) + ", on @user_script:1.\r\n"},
 		{"local t = {} return 'a' .. t", "-ERR user_script:1: attempt to concatenate a table value script: " + SHA1Hex([]byte("local t = {} return 'a' .. t")) + ", on @user_script:1.\r\n"},

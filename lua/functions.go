@@ -71,6 +71,9 @@ type loading struct {
 func (e *Engine) LoadLibrary(code []byte) ([]*Function, error) {
 	L := e.vm
 	src := string(code)
+	if msg := CheckSyntax(src, "user_function"); msg != "" {
+		return nil, &CompileError{msg: "Error compiling function: " + msg}
+	}
 	fn, err := L.Load(strings.NewReader(src), "user_function")
 	if err != nil {
 		msg := strings.ReplaceAll(compileMessage(errRenamed{err}, strings.Count(src, "\n")+1), "user_script", "user_function")

@@ -1,6 +1,8 @@
 package lua
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redshard/redshard/resp"
@@ -70,6 +72,40 @@ func FuzzDecoders(f *testing.F) {
 			if n := resp.CountReplies(out); n != 1 {
 				t.Fatalf("%q: %d replies in %q", body, n, out)
 			}
+		}
+	})
+}
+
+// FuzzCheckSyntax runs Lua 5.1's syntax check on arbitrary chunks: it must
+// never panic, answer the same twice, and name a line the chunk has; and a
+// chunk it accepts must not crash gopher-lua's compiler either (which may
+// still refuse it: "goto", hexadecimal exponents).
+func FuzzCheckSyntax(f *testing.F) {
+	for _, c := range syntaxCases {
+		f.Add(c.src)
+	}
+	for _, s := range []string{"local t = {a = 1, [2] = 3; 4}\nfor k, v in pairs(t) do end", "--[=[ x ]=] return [==[\n]==]", "return 0x1F .. 1e5 .. .5"} {
+		f.Add(s)
+	}
+	e := New()
+	defer e.Close()
+	f.Fuzz(func(t *testing.T, src string) {
+		got := CheckSyntax(src, "user_script")
+		if again := CheckSyntax(src, "user_script"); again != got {
+			t.Fatalf("%q: %q, then %q", src, got, again)
+		}
+		if got == "" {
+			_, _ = e.Load([]byte(src))
+			return
+		}
+		rest, ok := strings.CutPrefix(got, "user_script:")
+		if !ok {
+			t.Fatalf("%q: %q", src, got)
+		}
+		i := strings.IndexByte(rest, ':')
+		line, err := strconv.Atoi(rest[:max(i, 0)])
+		if i < 0 || err != nil || line < 1 || line > 1+strings.Count(src, "\n")+strings.Count(src, "\r") {
+			t.Fatalf("%q: bad line in %q", src, got)
 		}
 	})
 }
