@@ -1970,6 +1970,17 @@ func (c *Config) DebugCommandAllowed(localClient bool) bool {
 	return false
 }
 
+// ModuleCommandAllowed is DebugCommandAllowed for enable-module-command.
+func (c *Config) ModuleCommandAllowed(localClient bool) bool {
+	switch cfgEnumProtected[c.enableModuleCommand.Load()] {
+	case "yes":
+		return true
+	case "local":
+		return localClient
+	}
+	return false
+}
+
 // EnableProtectedConfigs returns "no", "yes" or "local".
 func (c *Config) EnableProtectedConfigs() string {
 	return cfgEnumProtected[c.enableProtectedConfigs.Load()]

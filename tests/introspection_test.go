@@ -295,3 +295,40 @@ func TestClusterCommandsInStandaloneMode(t *testing.T) {
 		cmd("command", "list", "filterby", "pattern", "cluster|h*").is([]any{"cluster|help"}),
 	})
 }
+
+// MODULE answers as a Redis with no module loaded: redshard loads none.
+// LOAD, LOADEX and UNLOAD are protected by enable-module-command, as in
+// Redis; LIST and HELP are not.
+func TestModuleCommand(t *testing.T) {
+	ctx := ctxT(t)
+	off := startServer(t).client(t, 2)
+	const notAllowed = `ERR MODULE command not allowed. If the enable-module-command option is set to "local", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`
+	for _, args := range [][]any{{"module", "load", "/x.so"}, {"module", "loadex", "/x.so"}, {"module", "unload", "x"}} {
+		if err := off.Do(ctx, args...).Err(); err == nil || err.Error() != notAllowed {
+			t.Errorf("%v without enable-module-command: %v", args, err)
+		}
+	}
+	if v, err := off.Do(ctx, "module", "list").Slice(); err != nil || len(v) != 0 {
+		t.Errorf("MODULE LIST: %v %v", v, err)
+	}
+
+	s := startServer(t, "--enable-module-command", "yes")
+	c := s.client(t, 2)
+	if v, err := c.Do(ctx, "module", "list").Slice(); err != nil || len(v) != 0 {
+		t.Errorf("MODULE LIST: %v %v", v, err)
+	}
+	for _, args := range [][]any{{"module", "load", "/x.so", "a"}, {"module", "loadex", "/x.so", "CONFIG", "a", "b", "ARGS", "c"}} {
+		if err := c.Do(ctx, args...).Err(); err == nil || err.Error() != "ERR Error loading the extension. Please check the server logs." {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if !strings.Contains(s.log.String(), "Module /x.so failed to load: redshard does not load Redis modules") {
+		t.Errorf("no log line for the failed load:\n%s", s.log.String())
+	}
+	if err := c.Do(ctx, "module", "unload", "x").Err(); err == nil || err.Error() != "ERR Error unloading module: no such module with that name" {
+		t.Errorf("MODULE UNLOAD: %v", err)
+	}
+	if v, err := c.Do(ctx, "module", "help").StringSlice(); err != nil || len(v) != 11 || v[1] != "LIST" {
+		t.Errorf("MODULE HELP: %q %v", v, err)
+	}
+}
