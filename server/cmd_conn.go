@@ -12,7 +12,7 @@ import (
 // and the server rather than keys. Each file keeps its rows beside its
 // handlers.
 var serverCommands = concatServerCommands(connCommands, adminCommands, persistCommands, snapshotCommands, memoryServerCommands, pubsubCommands,
-	multiCommands, aclCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, failoverCommands, scriptCommands, functionCommands, trackingCommands, moduleCommands)
+	multiCommands, aclCommands, slowlogCommands, latencyCommands, monitorCommands, replMasterCommands, replicaCommands, pauseCommands, failoverCommands, scriptCommands, functionCommands, trackingCommands, moduleCommands, lolwutCommands)
 
 func concatServerCommands(tables ...[]serverCmd) []serverCmd {
 	var all []serverCmd

@@ -332,3 +332,45 @@ func TestModuleCommand(t *testing.T) {
 		t.Errorf("MODULE HELP: %q %v", v, err)
 	}
 }
+
+// LOLWUT is Redis 7.0's: the version line by default, and with VERSION 5
+// Georg Nees's "Schotter" drawn exactly as redis-server draws it where
+// nothing is random (two rows of squares: the randomness starts at the
+// third), VERSION 6 a skyline of the size asked.
+func TestLolwut(t *testing.T) {
+	ctx := ctxT(t)
+	c := startServer(t).client(t, 2)
+	if v, err := c.Do(ctx, "lolwut").Text(); err != nil || v != "Redis ver. 7.0.15\n" {
+		t.Errorf("LOLWUT: %q %v", v, err)
+	}
+	if err := c.Do(ctx, "lolwut", "version", "x").Err(); err == nil || err.Error() != "ERR value is not an integer or out of range" {
+		t.Errorf("LOLWUT VERSION x: %v", err)
+	}
+	sky, err := c.Do(ctx, "lolwut", "version", "6", "30", "7").Text()
+	lines := strings.Split(sky, "\n")
+	if err != nil || len(lines) != 10 || strings.Count(lines[0], "\033[0m") != 30 || !strings.HasSuffix(sky, "Plaguemon by hikikomori. Redis ver. 7.0.15\n") {
+		t.Errorf("LOLWUT VERSION 6 30 7: %q %v", sky, err)
+	}
+	needRedisServer(t)
+	r := startRedisServer(t, t.TempDir(), "--appendonly", "no")
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
+	defer rc.Close()
+	for _, args := range [][]any{{"lolwut", "version", "5", "40", "5", "2"}, {"lolwut", "version", "5", "7", "1", "1"}, {"lolwut", "version", "4"}, {"lolwut", "version", "5", "0", "-3", "-9"}} {
+		got, err1 := c.Do(ctx, args...).Text()
+		want, err2 := rc.Do(ctx, args...).Text()
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%v: %v %v", args, err1, err2)
+		}
+		if got != want {
+			t.Errorf("%v:\nredshard:\n%s\nredis-server:\n%s", args, got, want)
+		}
+	}
+	// The default drawing: the first two rows of squares (8 lines of
+	// text) are not random.
+	got, _ := c.Do(ctx, "lolwut", "version", "5").Text()
+	want, _ := rc.Do(ctx, "lolwut", "version", "5").Text()
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	if len(gl) != len(wl) || strings.Join(gl[:8], "\n") != strings.Join(wl[:8], "\n") {
+		t.Errorf("LOLWUT VERSION 5: %d lines, redis-server %d; first lines:\n%s\n%s", len(gl), len(wl), strings.Join(gl[:8], "\n"), strings.Join(wl[:8], "\n"))
+	}
+}
