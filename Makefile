@@ -30,7 +30,7 @@ test:
 vet:
 	$(GO) vet ./...
 
-## fuzz: fuzz the RESP parser, the AOF loader, every data command's arguments, the Lua engine's decoders and syntax check, the FUNCTION RESTORE payload parser, RESTORE's payloads, the RDB reader and stream nodes, the LZF compressor, FUZZTIME each (default 20s)
+## fuzz: fuzz the RESP parser, the AOF loader, every data command's arguments, the Lua engine's decoders, syntax check and conversions, the FUNCTION RESTORE payload parser, RESTORE's payloads, the RDB reader and stream nodes, the LZF compressor, FUZZTIME each (default 20s)
 fuzz:
 	$(GO) test ./resp/ -run '^$$' -fuzz FuzzParser -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/ -run '^$$' -fuzz FuzzLoad -fuzztime $(FUZZTIME)
@@ -39,6 +39,7 @@ fuzz:
 	$(GO) test ./lua/ -run '^$$' -fuzz FuzzReplyToLua -fuzztime $(FUZZTIME)
 	$(GO) test ./lua/ -run '^$$' -fuzz FuzzDecoders -fuzztime $(FUZZTIME)
 	$(GO) test ./lua/ -run '^$$' -fuzz FuzzCheckSyntax -fuzztime $(FUZZTIME)
+	$(GO) test ./lua/ -run '^$$' -fuzz FuzzConversions -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzParseFunctions -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzReadRDB -fuzztime $(FUZZTIME)
 	$(GO) test ./aof/rdb/ -run '^$$' -fuzz FuzzStreamNode -fuzztime $(FUZZTIME)

@@ -48,7 +48,8 @@
 //
 // gopher-lua is not PUC Lua: concatenating a number (..) formats it the Go
 // way (1e15 as "1000000000000000", 1/3 with 16 digits) where Lua 5.1 uses
-// "%.14g" (tostring, redis.log and cjson do use "%.14g"); a chunk is
+// "%.14g" (tostring, string.format, the string library, redis.log and
+// cjson do use "%.14g", and tonumber reads as 5.1: coerce.go); a chunk is
 // checked by Lua 5.1's own lexer and parser rules first (syntax.go), so
 // syntax errors are 5.1's, word for word, and chunks 5.1 refuses are
 // refused (gopher-lua alone ran some: "1e", "\300", "{a, ,b}", a leading

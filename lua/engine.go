@@ -334,6 +334,7 @@ func (e *Engine) openLibraries() {
 	// load binary chunks anyway (loadstring returns nil for one), so it
 	// returns a chunk that carries only Lua's binary signature.
 	str.RawSetString("dump", L.NewFunction(luaStringDump))
+	e.openCoercions() // after rep's override, which it wraps (coerce.go)
 	e.realG.RawSetString("pcall", L.NewFunction(e.luaPcall))
 	for _, name := range []string{"loadstring", "load"} {
 		if orig, ok := e.realG.RawGetString(name).(*glua.LFunction); ok {
@@ -823,6 +824,15 @@ func luaMessage(msg string) string {
 		// gopher-lua does not say what was called; calling nil (an
 		// unknown function or field) is by far the usual case.
 		return pos + "attempt to call a nil value"
+	}
+	// gopher-lua's ArgError: "bad argument #1 to floor (number expected,
+	// got string)"; Lua 5.1 quotes the function's name.
+	if rest, ok := strings.CutPrefix(text, "bad argument #"); ok {
+		if n, fn, ok := strings.Cut(rest, " to "); ok && !strings.HasPrefix(fn, "'") {
+			if name, why, ok := strings.Cut(fn, " ("); ok {
+				return pos + "bad argument #" + n + " to '" + name + "' (" + why
+			}
+		}
 	}
 	if rest, ok := strings.CutPrefix(text, "attempt to compare "); ok {
 		if a, b, ok := strings.Cut(rest, " with "); ok && a == b {

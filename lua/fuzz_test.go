@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +107,37 @@ func FuzzCheckSyntax(f *testing.F) {
 		line, err := strconv.Atoi(rest[:max(i, 0)])
 		if i < 0 || err != nil || line < 1 || line > 1+strings.Count(src, "\n")+strings.Count(src, "\r") {
 			t.Fatalf("%q: bad line in %q", src, got)
+		}
+	})
+}
+
+// FuzzConversions drives string.format, tonumber and the string library's
+// number coercions (coerce.go) with arbitrary formats, numbers and
+// strings: a Lua error is fine, a panic or a reply that is not whole is
+// not; and a string tonumber accepts in base 10 reads back as a number.
+func FuzzConversions(f *testing.F) {
+	for _, s := range [][2]string{{"%d|%5.1f|%g|%x", "3.7"}, {"%-+ #0q", "a\nb"}, {"%c%s%%", "0x10"}, {"%.99f", "1e308"}, {"%", " 1e2 "}, {"%123d", "-inf"}, {"%5.f %#X", "nan(0)"}} {
+		f.Add(s[0], s[1])
+	}
+	e := New()
+	defer e.Close()
+	h := &rawHost{reply: []byte("+OK\r\n")}
+	f.Fuzz(func(t *testing.T, format, arg string) {
+		keys := [][]byte{[]byte(format), []byte(arg)}
+		for _, body := range []string{
+			"local n = tonumber(KEYS[2]) return {pcall(string.format, KEYS[1], n or 0, KEYS[2], n or 1, KEYS[2])}",
+			"return {tostring(tonumber(KEYS[2])), tostring(tonumber(KEYS[2], 16)), tostring(tonumber(KEYS[2], 36))}",
+			"local n = tonumber(KEYS[2]) or 1.5 return {string.len(n), string.rep(n, 2), pcall(string.char, n), math.max(n, 2)}",
+		} {
+			out, _ := e.Eval(nil, h, []byte(body), keys, nil, 2)
+			if n := resp.CountReplies(out); n != 1 {
+				t.Fatalf("%q with %q %q: %d replies in %q", body, format, arg, n, out)
+			}
+		}
+		if v, ok := str2number(arg); ok && !math.IsNaN(v) {
+			if w, ok := str2number(formatLuaNumber(v)); !ok || (w != v && math.Abs(w-v) > math.Abs(v)*1e-13) {
+				t.Fatalf("%q reads %v, and its text %q reads %v %v", arg, v, formatLuaNumber(v), w, ok)
+			}
 		}
 	})
 }
