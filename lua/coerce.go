@@ -111,19 +111,9 @@ func cStrtod(s string) (float64, int) {
 		}
 		if digits > 0 {
 			exp := "p0"
-			if j < len(s) && (s[j] == 'p' || s[j] == 'P') {
-				k := j + 1
-				if k < len(s) && (s[k] == '+' || s[k] == '-') {
-					k++
-				}
-				d := k
-				for d < len(s) && s[d] >= '0' && s[d] <= '9' {
-					d++
-				}
-				if d > k {
-					exp = "p" + s[j+1:d]
-					j = d
-				}
+			if d := exponentEnd(s, j, 'p'); d > j {
+				exp = "p" + s[j+1:d]
+				j = d
 			}
 			f, _ := strconv.ParseFloat("0x"+mant+"."+frac+exp, 64)
 			return signed(f), j
@@ -145,24 +135,32 @@ func cStrtod(s string) (float64, int) {
 	if digits == 0 {
 		return 0, 0
 	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		k := j + 1
-		if k < len(s) && (s[k] == '+' || s[k] == '-') {
-			k++
-		}
-		d := k
-		for d < len(s) && s[d] >= '0' && s[d] <= '9' {
-			d++
-		}
-		if d > k {
-			j = d
-		}
-	}
+	j = exponentEnd(s, j, 'e')
 	f, err := strconv.ParseFloat(s[start:j], 64)
 	if err != nil && !math.IsInf(f, 0) && f != 0 {
 		return 0, 0
 	}
 	return f, j
+}
+
+// exponentEnd returns the end of an exponent at s[j:] (mark, either case,
+// an optional sign, at least one digit), or j when there is none.
+func exponentEnd(s string, j int, mark byte) int {
+	if j >= len(s) || s[j]|0x20 != mark {
+		return j
+	}
+	k := j + 1
+	if k < len(s) && (s[k] == '+' || s[k] == '-') {
+		k++
+	}
+	d := k
+	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
+		d++
+	}
+	if d == k {
+		return j
+	}
+	return d
 }
 
 // cStrtoul is glibc's strtoul in base 2..36: the value (wrapped for a

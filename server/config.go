@@ -1540,7 +1540,13 @@ func (c *Config) OnApply(name string, fn func() error) {
 }
 
 func (c *Config) protectedAllowed(local bool) bool {
-	switch cfgEnumProtected[c.enableProtectedConfigs.Load()] {
+	return protectedMode(c.enableProtectedConfigs.Load(), local)
+}
+
+// protectedMode is Redis's allowProtectedAction: an enable-*-command or
+// enable-protected-configs value ("no", "yes", "local") for a client.
+func protectedMode(v int64, local bool) bool {
+	switch cfgEnumProtected[v] {
 	case "yes":
 		return true
 	case "local":
@@ -1961,24 +1967,12 @@ func (c *Config) EnableDebugCommand() string { return cfgEnumProtected[c.enableD
 // DebugCommandAllowed reports whether DEBUG may run for a client
 // (localClient: connected over a unix socket or loopback).
 func (c *Config) DebugCommandAllowed(localClient bool) bool {
-	switch c.EnableDebugCommand() {
-	case "yes":
-		return true
-	case "local":
-		return localClient
-	}
-	return false
+	return protectedMode(c.enableDebugCommand.Load(), localClient)
 }
 
 // ModuleCommandAllowed is DebugCommandAllowed for enable-module-command.
 func (c *Config) ModuleCommandAllowed(localClient bool) bool {
-	switch cfgEnumProtected[c.enableModuleCommand.Load()] {
-	case "yes":
-		return true
-	case "local":
-		return localClient
-	}
-	return false
+	return protectedMode(c.enableModuleCommand.Load(), localClient)
 }
 
 // EnableProtectedConfigs returns "no", "yes" or "local".

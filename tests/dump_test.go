@@ -84,14 +84,22 @@ func needRedisServer(t *testing.T) {
 	}
 }
 
+// redisBeside starts redis-server 7.0 (appendonly no) for the test,
+// skipping the test where it is not installed, and returns a RESP2 client.
+func redisBeside(t *testing.T) *redis.Client {
+	t.Helper()
+	needRedisServer(t)
+	r := startRedisServer(t, t.TempDir(), "--appendonly", "no")
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
 // TestDumpRestoreWithRedis: a payload DUMPed by redis-server RESTOREs in
 // redshard to the same replies and encoding, and back; redshard's DUMP
 // of a value equals redis-server's byte for byte where the order is fixed.
 func TestDumpRestoreWithRedis(t *testing.T) {
-	needRedisServer(t)
-	r := startRedisServer(t, t.TempDir(), "--appendonly", "no")
-	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
-	defer rc.Close()
+	rc := redisBeside(t)
 	s := startServer(t, "--shards", "4")
 	sc := s.client(t, 2)
 	ctx := ctxT(t)

@@ -351,10 +351,7 @@ func TestLolwut(t *testing.T) {
 	if err != nil || len(lines) != 10 || strings.Count(lines[0], "\033[0m") != 30 || !strings.HasSuffix(sky, "Plaguemon by hikikomori. Redis ver. 7.0.15\n") {
 		t.Errorf("LOLWUT VERSION 6 30 7: %q %v", sky, err)
 	}
-	needRedisServer(t)
-	r := startRedisServer(t, t.TempDir(), "--appendonly", "no")
-	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
-	defer rc.Close()
+	rc := redisBeside(t)
 	for _, args := range [][]any{{"lolwut", "version", "5", "40", "5", "2"}, {"lolwut", "version", "5", "7", "1", "1"}, {"lolwut", "version", "4"}, {"lolwut", "version", "5", "0", "-3", "-9"}} {
 		got, err1 := c.Do(ctx, args...).Text()
 		want, err2 := rc.Do(ctx, args...).Text()

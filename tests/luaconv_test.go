@@ -234,10 +234,7 @@ var luaConversionScripts = []string{
 }
 
 func TestLuaConversionsLikeRedis(t *testing.T) {
-	needRedisServer(t)
-	r := startRedisServer(t, t.TempDir(), "--appendonly", "no")
-	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
-	defer rc.Close()
+	rc := redisBeside(t)
 	c := startServer(t, "--appendonly", "no").client(t, 2)
 	ctx := ctxT(t)
 	answer := func(c *redis.Client, s string) string {

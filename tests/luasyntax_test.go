@@ -93,10 +93,7 @@ func loadAll(t *testing.T, c *redis.Client, chunks []string, asFunction bool) []
 }
 
 func TestLuaSyntaxErrorsLikeRedis(t *testing.T) {
-	needRedisServer(t)
-	r := startRedisServer(t, t.TempDir(), "--appendonly", "no")
-	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
-	defer rc.Close()
+	rc := redisBeside(t)
 	s := startServer(t, "--appendonly", "no")
 	c := s.client(t, 2)
 
