@@ -205,17 +205,34 @@ func parseStreamID(b []byte, missingSeq uint64, strict bool, seqGiven *bool) (st
 	return streamID{ms, seq}, true
 }
 
-// parseUint64 is Redis's string2ull (strtoull, rejecting a sign or junk).
+// parseUint64 is Redis's string2ull: a strict integer (string2ll) that
+// is not negative, else what C's strtoull reads whole: leading spaces and a
+// sign allowed (" 1" and "+1" are 1, and " -1", as strtoull negates, is
+// 2^64-1), nothing after the digits, no overflow.
 func parseUint64(b []byte) (uint64, bool) {
-	if len(b) == 0 {
+	if v, ok := ParseInt(b); ok {
+		return uint64(v), v >= 0
+	}
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] >= '\t' && b[i] <= '\r') {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	if i == len(b) {
 		return 0, false
 	}
-	if b[0] == '-' {
-		v, ok := ParseInt(b)
-		return uint64(v), ok
+	v, err := strconv.ParseUint(string(b[i:]), 10, 64)
+	if err != nil {
+		return 0, false
 	}
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	return v, err == nil
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 func parseIntervalID(c *Ctx, b []byte, missingSeq uint64) (streamID, bool, bool) {

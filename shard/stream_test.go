@@ -25,6 +25,13 @@ func TestStreamBasics(t *testing.T) {
 		{[]string{"xtrim", "s", "maxlen", "1"}, ":1\r\n"},
 		{[]string{"xlen", "s"}, ":1\r\n"},
 		{[]string{"xadd", "nokey", "nomkstream", "*", "a", "1"}, "$-1\r\n"},
+		// IDs are read as Redis's string2ull reads them: strtoull's leading
+		// spaces and sign (redis-server 7.0.15: " 2000" is 2000-0, "2001-+5"
+		// is 2001-5), but not a negative number or trailing junk.
+		{[]string{"xadd", "s", " 2000", "d", "4"}, "$6\r\n2000-0\r\n"},
+		{[]string{"xadd", "s", "2001-+5", "d", "4"}, "$6\r\n2001-5\r\n"},
+		{[]string{"xadd", "s", "2002--5", "d", "4"}, "-ERR Invalid stream ID specified as stream command argument\r\n"},
+		{[]string{"xadd", "s", "2003 ", "d", "4"}, "-ERR Invalid stream ID specified as stream command argument\r\n"},
 	} {
 		c.Out = c.Out[:0]
 		c.Prop.Reset()
