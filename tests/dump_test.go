@@ -84,12 +84,13 @@ func needRedisServer(t *testing.T) {
 	}
 }
 
-// redisBeside starts redis-server 7.0 (appendonly no) for the test,
-// skipping the test where it is not installed, and returns a RESP2 client.
-func redisBeside(t *testing.T) *redis.Client {
+// redisBeside starts redis-server 7.0 (appendonly no, and args) for the
+// test, skipping the test where it is not installed, and returns a RESP2
+// client.
+func redisBeside(t *testing.T, args ...string) *redis.Client {
 	t.Helper()
 	needRedisServer(t)
-	r := startRedisServer(t, t.TempDir(), "--appendonly", "no")
+	r := startRedisServer(t, t.TempDir(), append([]string{"--appendonly", "no"}, args...)...)
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr, Protocol: 2})
 	t.Cleanup(func() { rc.Close() })
 	return rc
