@@ -1414,6 +1414,19 @@ func debugFailpoint(x *Exec, argv [][]byte) {
 	}
 }
 
+// countRejected counts the running call of c as rejected, not failed:
+// Redis refuses a protected command (DEBUG, MODULE LOAD, ...) before
+// running it, and call() adds 1 to calls and failed after the command
+// returns its error.
+func (x *Exec) countRejected(c *Cmd) {
+	if x.loop != nil && c != nil && c.id < len(x.loop.stats.cmds) {
+		st := &x.loop.stats.cmds[c.id]
+		st.calls--
+		st.failed--
+		st.rejected++
+	}
+}
+
 const errDebugNotAllowed = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
 
 func cmdDebug(x *Exec, argv [][]byte) {
@@ -1428,17 +1441,7 @@ func cmdDebug(x *Exec, argv [][]byte) {
 		return
 	}
 	if !x.srv.cfg.DebugCommandAllowed(isLocalClient(x.cl)) {
-		// Redis rejects the command before running it: count it as a
-		// rejected call, not a failed one (call() adds 1 to calls and
-		// failed after this returns).
-		if x.loop != nil {
-			if c := x.srv.cmds["debug"]; c != nil && c.id < len(x.loop.stats.cmds) {
-				st := &x.loop.stats.cmds[c.id]
-				st.calls--
-				st.failed--
-				st.rejected++
-			}
-		}
+		x.countRejected(x.srv.cmds["debug"])
 		x.Err(errDebugNotAllowed)
 		return
 	}

@@ -41,14 +41,7 @@ func moduleAllowed(x *Exec, sub string) bool {
 	if x.srv.cfg.ModuleCommandAllowed(isLocalClient(x.cl)) {
 		return true
 	}
-	if x.loop != nil {
-		if c := x.srv.lookupCommandName("module|" + sub); c != nil && c.id < len(x.loop.stats.cmds) {
-			st := &x.loop.stats.cmds[c.id]
-			st.calls--
-			st.failed--
-			st.rejected++
-		}
-	}
+	x.countRejected(x.srv.lookupCommandName("module|" + sub))
 	x.Err(errModuleNotAllowed)
 	return false
 }
