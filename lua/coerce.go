@@ -33,172 +33,21 @@ import (
 	"strings"
 
 	glua "github.com/yuin/gopher-lua"
+
+	"github.com/redshard/redshard/cnum"
 )
 
-// cSpace is C's isspace in the C locale.
-func cSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-}
-
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'z':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'Z':
-		return int(c-'A') + 10
-	}
-	return 99
-}
-
-// cStrtod is glibc's strtod: the value and how many bytes of s it read
-// (0: no number).
+// cStrtod is C's strtod on s: the value and the bytes read (0: none).
 func cStrtod(s string) (float64, int) {
-	i := 0
-	for i < len(s) && cSpace(s[i]) {
-		i++
-	}
-	start := i
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	signed := func(f float64) float64 {
-		if neg {
-			return -f
-		}
-		return f
-	}
-	rest := strings.ToLower(s[i:])
-	switch {
-	case strings.HasPrefix(rest, "infinity"):
-		return signed(math.Inf(1)), i + 8
-	case strings.HasPrefix(rest, "inf"):
-		return signed(math.Inf(1)), i + 3
-	case strings.HasPrefix(rest, "nan"):
-		n := i + 3
-		if n < len(s) && s[n] == '(' {
-			j := n + 1
-			for j < len(s) && (hexVal(s[j]) < 36 || s[j] == '_') {
-				j++
-			}
-			if j < len(s) && s[j] == ')' {
-				n = j + 1
-			}
-		}
-		return signed(math.NaN()), n
-	}
-	if len(rest) > 2 && rest[0] == '0' && rest[1] == 'x' {
-		// Hexadecimal: digits, an optional point and digits, an
-		// optional binary exponent; "0x" with no digit reads "0".
-		j, digits := i+2, 0
-		for j < len(s) && hexVal(s[j]) < 16 {
-			j++
-			digits++
-		}
-		mant := s[i+2 : j]
-		frac := ""
-		if j < len(s) && s[j] == '.' {
-			k := j + 1
-			for k < len(s) && hexVal(s[k]) < 16 {
-				k++
-				digits++
-			}
-			frac = s[j+1 : k]
-			j = k
-		}
-		if digits > 0 {
-			exp := "p0"
-			if d := exponentEnd(s, j, 'p'); d > j {
-				exp = "p" + s[j+1:d]
-				j = d
-			}
-			f, _ := strconv.ParseFloat("0x"+mant+"."+frac+exp, 64)
-			return signed(f), j
-		}
-		return signed(0), i + 1
-	}
-	j, digits := i, 0
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-		digits++
-	}
-	if j < len(s) && s[j] == '.' {
-		j++
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0, 0
-	}
-	j = exponentEnd(s, j, 'e')
-	f, err := strconv.ParseFloat(s[start:j], 64)
-	if err != nil && !math.IsInf(f, 0) && f != 0 {
-		return 0, 0
-	}
-	return f, j
+	f, n, _ := cnum.Strtod([]byte(s))
+	return f, n
 }
 
-// exponentEnd returns the end of an exponent at s[j:] (mark, either case,
-// an optional sign, at least one digit), or j when there is none.
-func exponentEnd(s string, j int, mark byte) int {
-	if j >= len(s) || s[j]|0x20 != mark {
-		return j
-	}
-	k := j + 1
-	if k < len(s) && (s[k] == '+' || s[k] == '-') {
-		k++
-	}
-	d := k
-	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
-		d++
-	}
-	if d == k {
-		return j
-	}
-	return d
-}
-
-// cStrtoul is glibc's strtoul in base 2..36: the value (wrapped for a
-// minus sign, ULONG_MAX past the range) and the bytes read (0: no digit).
+// cStrtoul is C's strtoull on s in base 2..36: the value (2^64-1 past the
+// range, negated after a minus sign) and the bytes read (0: no digit).
 func cStrtoul(s string, base int) (uint64, int) {
-	i := 0
-	for i < len(s) && cSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	if base == 16 && i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexVal(s[i+2]) < 16 {
-		i += 2
-	}
-	var n uint64
-	over := false
-	j := i
-	for j < len(s) && hexVal(s[j]) < base {
-		d := uint64(hexVal(s[j]))
-		if n > (math.MaxUint64-d)/uint64(base) {
-			over = true
-		}
-		n = n*uint64(base) + d
-		j++
-	}
-	if j == i {
-		return 0, 0
-	}
-	if over {
-		return math.MaxUint64, j
-	}
-	if neg {
-		n = -n
-	}
-	return n, j
+	v, n, _ := cnum.Strtoul([]byte(s), base)
+	return v, n
 }
 
 // str2number is luaO_str2d: a number when strtod (or, stopped at an 'x',
@@ -215,7 +64,7 @@ func str2number(s string) (float64, bool) {
 		u, m := cStrtoul(s, 16)
 		f, n = float64(u), m
 	}
-	for n < len(s) && cSpace(s[n]) {
+	for n < len(s) && cnum.IsSpace(s[n]) {
 		n++
 	}
 	return f, n == len(s)
@@ -248,7 +97,7 @@ func luaTonumber(L *glua.LState) int {
 		s = s[:i]
 	}
 	if u, n := cStrtoul(s, base); n > 0 {
-		for n < len(s) && cSpace(s[n]) {
+		for n < len(s) && cnum.IsSpace(s[n]) {
 			n++
 		}
 		if n == len(s) {

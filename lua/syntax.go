@@ -239,7 +239,7 @@ func (l *lexer) checkNext(set string) bool {
 
 // numeral reads a number as Lua 5.1 does (digits and dots, an exponent
 // with its sign, then any letters, digits and underscores) and checks it
-// as its strtod-based luaO_str2d would.
+// with luaO_str2d (str2number, coerce.go), as read_numeral does.
 func (l *lexer) numeral() {
 	for lxDigit(l.cur) || l.cur == '.' {
 		l.saveAndNext()
@@ -250,67 +250,9 @@ func (l *lexer) numeral() {
 	for lxAlnum(l.cur) || l.cur == '_' {
 		l.saveAndNext()
 	}
-	if !validNumeral(string(l.buf)) {
+	if _, ok := str2number(string(l.buf)); !ok {
 		l.lexError("malformed number", tkNumber)
 	}
-}
-
-// validNumeral: a whole decimal number for strtod ("1", "1.", ".5",
-// "1e5", "1.5E-3"), or a hexadecimal one ("0x1F"; glibc's strtod also takes
-// a binary exponent, "0x1p4").
-func validNumeral(s string) bool {
-	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		i, digits := 2, 0
-		for i < len(s) && (lxDigit(int(s[i])) || s[i] >= 'a' && s[i] <= 'f' || s[i] >= 'A' && s[i] <= 'F') {
-			i++
-			digits++
-		}
-		if digits == 0 {
-			return false
-		}
-		if i < len(s) && (s[i] == 'p' || s[i] == 'P') {
-			j := i + 1
-			for j < len(s) && lxDigit(int(s[j])) {
-				j++
-			}
-			if j == i+1 {
-				return false
-			}
-			i = j
-		}
-		return i == len(s)
-	}
-	i, mant := 0, 0
-	for i < len(s) && lxDigit(int(s[i])) {
-		i++
-		mant++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && lxDigit(int(s[i])) {
-			i++
-			mant++
-		}
-	}
-	if mant == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		k := j
-		for k < len(s) && lxDigit(int(s[k])) {
-			k++
-		}
-		if k == j {
-			// strtod stops before the 'e': the rest is left over.
-			return false
-		}
-		i = k
-	}
-	return i == len(s)
 }
 
 // skipSep reads "[" or "]" and the "="s after it: the level of a long

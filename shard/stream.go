@@ -3,6 +3,8 @@ package shard
 import (
 	"math"
 	"strconv"
+
+	"github.com/redshard/redshard/cnum"
 )
 
 // Streams (Redis 7.0's t_stream.c): entries ordered by ID, consumer groups
@@ -213,26 +215,8 @@ func parseUint64(b []byte) (uint64, bool) {
 	if v, ok := ParseInt(b); ok {
 		return uint64(v), v >= 0
 	}
-	i := 0
-	for i < len(b) && (b[i] == ' ' || b[i] >= '\t' && b[i] <= '\r') {
-		i++
-	}
-	neg := false
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		neg = b[i] == '-'
-		i++
-	}
-	if i == len(b) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(b[i:]), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
+	v, n, rangeErr := cnum.Strtoul(b, 10)
+	return v, n > 0 && n == len(b) && !rangeErr
 }
 
 func parseIntervalID(c *Ctx, b []byte, missingSeq uint64) (streamID, bool, bool) {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+
+	"github.com/redshard/redshard/cnum"
 )
 
 // Sorted set commands (Redis 7.0 t_zset.c). The values and their two
@@ -123,99 +125,8 @@ func parseScore(b []byte) (float64, bool) {
 
 func isCSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
 
-// strtod is C's strtod on b (read as a C string): it skips leading spaces,
-// parses the longest number it can, and returns it with the number of bytes
-// used (0 if none) and whether the value overflowed or underflowed (ERANGE).
-func strtod(b []byte) (f float64, n int, rangeErr bool) {
-	i := 0
-	for i < len(b) && isCSpace(b[i]) {
-		i++
-	}
-	start := i
-	neg := false
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		neg = b[i] == '-'
-		i++
-	}
-	rest := b[i:]
-	sign := 1.0
-	if neg {
-		sign = -1
-	}
-	lower := func(k int) []byte {
-		if len(rest) < k {
-			return nil
-		}
-		return rest[:k]
-	}
-	switch {
-	case EqualFold(lower(8), "infinity"):
-		return math.Inf(int(sign)), i + 8, false
-	case EqualFold(lower(3), "inf"):
-		return math.Inf(int(sign)), i + 3, false
-	case EqualFold(lower(3), "nan"):
-		j := i + 3
-		if j < len(b) && b[j] == '(' {
-			k := j + 1
-			for k < len(b) && (b[k] == '_' || b[k] >= '0' && b[k] <= '9' || b[k]|0x20 >= 'a' && b[k]|0x20 <= 'z') {
-				k++
-			}
-			if k < len(b) && b[k] == ')' {
-				j = k + 1
-			}
-		}
-		return math.NaN(), j, false
-	}
-	hex := len(rest) > 2 && rest[0] == '0' && rest[1]|0x20 == 'x' &&
-		(isHexDigit(rest[2]) || rest[2] == '.' && len(rest) > 3 && isHexDigit(rest[3]))
-	digit := isDecDigit
-	expChar := byte('e')
-	j := i
-	if hex {
-		digit, expChar = isHexDigit, 'p'
-		j += 2
-	}
-	nd, nonzero := 0, false
-	for ; j < len(b) && digit(b[j]); j++ {
-		nd++
-		nonzero = nonzero || b[j] != '0'
-	}
-	if j < len(b) && b[j] == '.' {
-		for j++; j < len(b) && digit(b[j]); j++ {
-			nd++
-			nonzero = nonzero || b[j] != '0'
-		}
-	}
-	if nd == 0 {
-		return 0, 0, false
-	}
-	mantEnd := j
-	if j < len(b) && b[j]|0x20 == expChar {
-		k := j + 1
-		if k < len(b) && (b[k] == '+' || b[k] == '-') {
-			k++
-		}
-		if k < len(b) && isDecDigit(b[k]) {
-			for k < len(b) && isDecDigit(b[k]) {
-				k++
-			}
-			j = k
-		}
-	}
-	text := string(b[start:j])
-	if hex && mantEnd == j {
-		text += "p0" // Go wants the binary exponent
-	}
-	v, err := strconv.ParseFloat(text, 64)
-	if err != nil {
-		// ErrRange: ±Inf on overflow
-		return v, j, true
-	}
-	if v == 0 && nonzero {
-		return v, j, true // underflow
-	}
-	return v, j, false
-}
+// strtod is C's strtod (cnum.Strtod).
+func strtod(b []byte) (float64, int, bool) { return cnum.Strtod(b) }
 
 // scoreRange is Redis's zrangespec.
 type scoreRange struct {
