@@ -43,7 +43,7 @@ func (srv *Server) startBackground() {
 			}
 			for _, l := range srv.loops {
 				if l.cronBusy.CompareAndSwap(false, true) {
-					_ = l.el.Execute(context.Background(), l.cronRunnable)
+					_ = l.post(l.cronRunnable)
 				}
 			}
 		}

@@ -446,8 +446,8 @@ func (w *waiter) arm() {
 	if d < 0 {
 		d = 0
 	}
-	el := w.cl.loop.el
-	w.timer = time.AfterFunc(d, func() { _ = el.Execute(context.Background(), w.timeoutRun) })
+	l := w.cl.loop
+	w.timer = time.AfterFunc(d, func() { _ = l.post(w.timeoutRun) })
 }
 
 // serveReady serves the ready keys of the shards in held, until none is
@@ -526,13 +526,13 @@ loop:
 			// It needs a shard this loop does not hold: home runs it again,
 			// and it keeps its place (and the line waits) until then.
 			w.state.Store(wRetry)
-			_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+			_ = w.cl.loop.post(w.deliverRun)
 			break
 		}
 		if !l.serveOne(w, key, held) {
 			w.state.Store(wWaiting)
 			if w.deadline != 0 && time.Now().UnixMilli() >= w.deadline {
-				_ = w.cl.loop.el.Execute(context.Background(), w.timeoutRun)
+				_ = w.cl.loop.post(w.timeoutRun)
 			}
 			kept = append(kept, w)
 			continue
@@ -597,7 +597,7 @@ func (l *Loop) serveOne(w *waiter, key []byte, held uint64) bool {
 		return true
 	}
 	w.state.Store(wDone)
-	_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+	_ = w.cl.loop.post(w.deliverRun)
 	return true
 }
 
@@ -630,7 +630,7 @@ func (l *Loop) handServed(seq uint64) {
 	for i, w := range l.blk.served {
 		w.need = seq
 		w.state.Store(wDone)
-		_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+		_ = w.cl.loop.post(w.deliverRun)
 		l.blk.served[i] = nil
 	}
 	l.blk.served = l.blk.served[:0]
@@ -799,7 +799,7 @@ func (srv *Server) releaseLines(w *waiter) {
 		s := shard.ShardOf(k, n)
 		l := srv.loops[s]
 		key := string(k)
-		_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		_ = l.post(gnet.RunnableFunc(func(context.Context) error {
 			r := srv.blk.regs[s]
 			if q := r.dbs[w.db][key]; q != nil {
 				r.markReady(q)
@@ -885,7 +885,7 @@ func cmdClientUnblock(x *Exec, argv [][]byte) {
 // goroutine (CLIENT UNBLOCK, a master turned replica).
 func (cl *Client) endWaitAtHome(w *waiter) {
 	w.deadline = 0
-	_ = cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	_ = cl.loop.post(gnet.RunnableFunc(func(context.Context) error {
 		if cl.blocked != w || w.delivered {
 			return nil
 		}

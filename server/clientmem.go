@@ -294,7 +294,7 @@ func (l *Loop) checkClientMem() {
 	if lim == 0 || l.cmem.evictQueued || l.srv.clientMemTotal() <= lim {
 		return
 	}
-	if l.el == nil || l.el.Execute(context.Background(), l.cmem.evictRun) != nil {
+	if l.el == nil || l.post(l.cmem.evictRun) != nil {
 		return
 	}
 	l.cmem.evictQueued = true
@@ -363,7 +363,7 @@ func (l *Loop) evictClients() {
 			return
 		}
 		if best != l {
-			if best.el.Execute(context.Background(), best.cmem.handoffRun) != nil {
+			if best.post(best.cmem.handoffRun) != nil {
 				srv.cmem.evicting.Store(false)
 			}
 			return
@@ -429,7 +429,7 @@ func (cl *Client) evict(parked bool) {
 	delete(cl.loop.clients, cl.id)
 	cl.srv.nclients.Add(-1)
 	if parked {
-		if cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		if cl.loop.post(gnet.RunnableFunc(func(context.Context) error {
 			cl.onClose()
 			return nil
 		})) == nil {
@@ -565,7 +565,7 @@ func (srv *Server) initClientEviction() {
 		}
 		for _, l := range srv.loops {
 			l := l
-			_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			_ = l.post(gnet.RunnableFunc(func(context.Context) error {
 				l.checkClientMem()
 				return nil
 			}))

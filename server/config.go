@@ -243,6 +243,8 @@ type Config struct {
 	acllogMaxLen              atomic.Int64
 	latencyMonitorThreshold   atomic.Int64
 	busyReplyThreshold        atomic.Int64
+	busyPollUsecs             atomic.Int64
+	busyPollPlaintext         atomic.Bool
 	protoMaxBulkLen           atomic.Int64
 	clientQueryBufferLimit    atomic.Int64
 	hashMaxListpackEntries    atomic.Int64
@@ -500,6 +502,12 @@ func cfgBuildTable() []*cfgOption {
 		// ---- redshard
 		// shards: number of shard goroutines; 0 = auto (DefaultShards).
 		cfgNumOpt("shards", "", cfgImmutable|cfgStartOnly, 0, 64, "0", func(c *Config) *atomic.Int64 { return &c.shards }),
+		// busy-poll-usecs: how long at most a loop polls for its next
+		// round before it sleeps (busypoll.go); 0 = never. It applies to
+		// rounds that served a TLS client, and to the others with
+		// busy-poll-plaintext yes.
+		cfgNumOpt("busy-poll-usecs", "", cfgMutable, 0, 1000, "20", func(c *Config) *atomic.Int64 { return &c.busyPollUsecs }),
+		cfgBoolOpt("busy-poll-plaintext", "", cfgMutable, "no", func(c *Config) *atomic.Bool { return &c.busyPollPlaintext }),
 		// metrics-port: Prometheus-style metrics HTTP port; 0 = disabled.
 		cfgNumOpt("metrics-port", "", cfgImmutable|cfgStartOnly, 0, 65535, "0", func(c *Config) *atomic.Int64 { return &c.metricsPort }),
 		// metrics-bind: the address the metrics endpoint listens on.

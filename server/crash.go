@@ -217,7 +217,7 @@ func (srv *Server) stopOtherLoops(except *Loop, timeout time.Duration) bool {
 		}
 		wg.Add(1)
 		var once sync.Once
-		err := l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		err := l.post(gnet.RunnableFunc(func(context.Context) error {
 			once.Do(wg.Done)
 			<-srv.crash.frozen
 			return nil

@@ -326,7 +326,7 @@ func (cl *Client) launch() {
 	cl.loop.submit()
 	loops := cl.srv.loops
 	if !h.tx {
-		_ = loops[h.target].el.Execute(context.Background(), cl.hopRunnable)
+		_ = loops[h.target].post(cl.hopRunnable)
 	} else {
 		h.target = 63 - bits.LeadingZeros64(h.mask)
 		h.parked = h.parked[:0]
@@ -337,7 +337,7 @@ func (cl *Client) launch() {
 			// already (startRemote set cl.qbuf past them, for CLIENT LIST).
 			_ = cl.runTx(context.Background())
 		} else {
-			_ = loops[first].el.Execute(context.Background(), cl.txRunnable)
+			_ = loops[first].post(cl.txRunnable)
 		}
 	}
 }
@@ -374,7 +374,7 @@ func (cl *Client) runHop(context.Context) error {
 		}
 	}()
 	loop.runRemote(cl, h)
-	_ = cl.loop.el.Execute(context.Background(), cl.doneRunnable)
+	_ = cl.loop.post(cl.doneRunnable)
 	return nil
 }
 
@@ -405,7 +405,7 @@ func (cl *Client) runTx(context.Context) error {
 		next := bits.TrailingZeros64(rest)
 		park := srv.loops[me].park
 		parked := &srv.loops[me].parked
-		if err := srv.loops[next].el.Execute(context.Background(), cl.txRunnable); err != nil {
+		if err := srv.loops[next].post(cl.txRunnable); err != nil {
 			// The engine is stopping: the chain cannot go on. Let the loops
 			// parked before us go; the client is being dropped anyway.
 			srv.release(h.parked[:len(h.parked)-1])
@@ -428,7 +428,7 @@ func (cl *Client) runTx(context.Context) error {
 	failpoint.Inject(failpoint.ExecLocked)
 	srv.loops[me].runRemote(cl, h)
 	srv.release(h.parked)
-	_ = cl.loop.el.Execute(context.Background(), cl.doneRunnable)
+	_ = cl.loop.post(cl.doneRunnable)
 	return nil
 }
 

@@ -45,7 +45,6 @@ package server
 // is guarded by mu.
 
 import (
-	"context"
 	"net"
 	"strconv"
 	"strings"
@@ -415,7 +414,7 @@ func (cl *Client) waitForLink(argv [][]byte) {
 			}
 		}
 		if w.state.CompareAndSwap(wWaiting, wDone) {
-			_ = cl.loop.el.Execute(context.Background(), w.deliverRun)
+			_ = cl.loop.post(w.deliverRun)
 		}
 	}()
 }

@@ -75,7 +75,7 @@ func (srv *Server) initMemory() {
 		// used: each loop from its own shard, until the whole is within.
 		for _, l := range srv.loops {
 			l := l
-			_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+			_ = l.post(gnet.RunnableFunc(func(context.Context) error {
 				l.evictCron()
 				return nil
 			}))

@@ -113,6 +113,8 @@ var (
 		"aof_rewrites: AOF rewrites done since the start.", nil, nil)
 	mdAOFLastRewriteOK = prometheus.NewDesc("redshard_aof_last_rewrite_ok",
 		"1 when the last AOF rewrite succeeded (aof_last_bgrewrite_status:ok).", nil, nil)
+	mdBusyPoll = prometheus.NewDesc("redshard_busy_poll_windows_total",
+		"Rounds after which a loop polled for its next event (busypoll.go), by how the window ended: event (the next round came) or timeout (the loop went to sleep).", []string{"outcome"}, nil)
 	mdMaxmemory = prometheus.NewDesc("redshard_maxmemory_bytes",
 		"The maxmemory limit; 0 is none.", nil, nil)
 
@@ -134,7 +136,7 @@ type metricsCollector struct{ srv *Server }
 func (mc *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mdCommands, mdCmdErrors, mdCmdDuration, mdClients,
 		mdRejectedConns, mdConns, mdKeys, mdExpires, mdUsedMemory, mdEvicted, mdExpired, mdHits,
-		mdMisses, mdNetIn, mdNetOut, mdObufKills, mdAOFEnabled, mdAOFFsync, mdAOFGroup, mdAOFGroupCmds,
+		mdMisses, mdNetIn, mdNetOut, mdObufKills, mdBusyPoll, mdAOFEnabled, mdAOFFsync, mdAOFGroup, mdAOFGroupCmds,
 		mdAOFWriteErrors, mdAOFRewrite, mdAOFLastWriteOK, mdAOFSize, mdAOFRewrites, mdAOFLastRewriteOK, mdMaxmemory,
 		mdReplOffset, mdReplicas, mdReplicaAcked, mdReplicaLag, mdReplSyncs} {
 		ch <- d
@@ -195,7 +197,7 @@ func (srv *Server) snapshotLoops(timeout time.Duration) []loopSnapshot {
 			mu.Unlock()
 			return nil
 		})
-		if err := l.el.Execute(context.Background(), task); err != nil {
+		if err := l.post(task); err != nil {
 			wg.Done()
 		}
 	}
@@ -308,6 +310,13 @@ func (mc *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mdNetIn, float64(srv.stats.netInput.Load()))
 	counter(mdNetOut, float64(srv.stats.netOutput.Load()))
 	counter(mdObufKills, float64(srv.obs.obufDisconnections.Load()))
+	var bpHits, bpMisses int64
+	for _, l := range srv.loops {
+		bpHits += l.bp.hits.Load()
+		bpMisses += l.bp.misses.Load()
+	}
+	counter(mdBusyPoll, float64(bpHits), "event")
+	counter(mdBusyPoll, float64(bpMisses), "timeout")
 	for j := range t.keys {
 		if t.keys[j] == 0 && t.expires[j] == 0 && j != 0 {
 			continue

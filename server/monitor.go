@@ -111,7 +111,7 @@ func (srv *Server) sendMonitors(line []byte) {
 					return nil
 				})
 			}
-			_ = m.loop.el.Execute(context.Background(), m.obs.monRun)
+			_ = m.loop.post(m.obs.monRun)
 		}
 	}
 	o.monMu.Unlock()

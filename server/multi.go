@@ -319,11 +319,10 @@ func (cl *Client) unwatchAll(owned uint64) {
 	}
 	for s, keys := range remote {
 		srv, s, keys, w := cl.srv, s, keys, ws.w
-		el := srv.loops[s].el
-		if el == nil {
+		if srv.loops[s].el == nil {
 			continue // unit tests: no event loops
 		}
-		_ = el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		_ = srv.loops[s].post(gnet.RunnableFunc(func(context.Context) error {
 			sh := srv.loops[s].sh
 			for _, k := range keys {
 				sh.Unwatch(k.db, k.key, w)

@@ -19,7 +19,6 @@ package server
 // input, which may pause it again.
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -148,7 +147,7 @@ func (srv *Server) updatePauseLocked() {
 	p.mu.Unlock()
 	for _, w := range resume {
 		if w.state.CompareAndSwap(wWaiting, wDone) {
-			_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+			_ = w.cl.loop.post(w.deliverRun)
 		}
 	}
 }
@@ -262,7 +261,7 @@ func (cl *Client) postpone(argv [][]byte) {
 		// Ended meanwhile: go on at once.
 		p.mu.Unlock()
 		if w.state.CompareAndSwap(wWaiting, wDone) {
-			_ = cl.loop.el.Execute(context.Background(), w.deliverRun)
+			_ = cl.loop.post(w.deliverRun)
 		}
 		return
 	}

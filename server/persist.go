@@ -165,7 +165,7 @@ func (srv *Server) aofOptions(fresh bool) aof.Options {
 func (srv *Server) wakeHeld() {
 	for _, l := range srv.loops {
 		if l.heldCount.Load() > 0 && l.p.wakeRun != nil && l.p.wake.CompareAndSwap(false, true) {
-			if l.el.Execute(context.Background(), l.p.wakeRun) != nil {
+			if l.post(l.p.wakeRun) != nil {
 				l.p.wake.Store(false)
 			}
 		}
@@ -366,7 +366,7 @@ func (srv *Server) parkAll(fn func()) error {
 				done <- nil
 				return nil
 			}
-			if err := srv.loops[i+1].el.Execute(context.Background(), steps[i+1]); err != nil {
+			if err := srv.loops[i+1].post(steps[i+1]); err != nil {
 				srv.release(seq(i))
 				done <- err
 				return nil
@@ -378,7 +378,7 @@ func (srv *Server) parkAll(fn func()) error {
 			return nil
 		})
 	}
-	if err := srv.loops[0].el.Execute(context.Background(), steps[0]); err != nil {
+	if err := srv.loops[0].post(steps[0]); err != nil {
 		return err
 	}
 	return <-done
@@ -620,10 +620,11 @@ func (l *Loop) deferEnd() {
 		l.p.endRun = gnet.RunnableFunc(func(context.Context) error {
 			l.p.endQueued = false
 			l.endEvent()
+			l.busyPoll()
 			return nil
 		})
 	}
-	if l.el.Execute(context.Background(), l.p.endRun) != nil {
+	if l.post(l.p.endRun) != nil {
 		l.endEvent()
 		return
 	}
@@ -673,7 +674,7 @@ func (cl *Client) deliver() {
 		// The log may have caught up between the check above and the
 		// count: its wake-up (wakeHeld) then missed this loop.
 		if cl.need <= ps.log.Written() && l.p.wake.CompareAndSwap(false, true) {
-			if l.el.Execute(context.Background(), l.p.wakeRun) != nil {
+			if l.post(l.p.wakeRun) != nil {
 				l.p.wake.Store(false)
 			}
 		}

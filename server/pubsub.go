@@ -260,7 +260,7 @@ func (srv *Server) publish(l *Loop, kind uint8, channel, msg []byte, need uint64
 	}
 	ps.mu.RUnlock()
 	for _, i := range l.ps.woken {
-		_ = srv.loops[i].el.Execute(context.Background(), srv.loops[i].ps.drainRun)
+		_ = srv.loops[i].post(srv.loops[i].ps.drainRun)
 	}
 	l.ps.woken = l.ps.woken[:0]
 	return n
@@ -344,7 +344,7 @@ func (l *Loop) drainInbox(x *Exec, task bool) {
 
 // wakeInbox queues the drain task of the loop's inbox.
 func (l *Loop) wakeInbox() {
-	_ = l.el.Execute(context.Background(), l.ps.drainRun)
+	_ = l.post(l.ps.drainRun)
 }
 
 func appendFrame(b []byte, proto int, kind uint8, pat, tail []byte) []byte {

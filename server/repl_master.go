@@ -685,7 +685,7 @@ func (r *replica) drop(why string) {
 	_ = r.conn.Close()
 	// The gnet side: close the connection on its loop.
 	cl := r.cl
-	_ = cl.loop.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	_ = cl.loop.post(gnet.RunnableFunc(func(context.Context) error {
 		if !cl.closed {
 			cl.closing = true
 			cl.writeOut()

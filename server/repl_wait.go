@@ -22,8 +22,6 @@ package server
 // one-second ACK.
 
 import (
-	"context"
-
 	"github.com/redshard/redshard/resp"
 	"github.com/redshard/redshard/shard"
 )
@@ -216,6 +214,6 @@ func (srv *Server) replAcked() {
 		}
 		w.out = resp.AppendInt(w.out[:0], counts[i])
 		w.state.Store(wDone)
-		_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+		_ = w.cl.loop.post(w.deliverRun)
 	}
 }

@@ -883,7 +883,7 @@ func (srv *Server) xferProgress(dest string) func(read, total int64) {
 // onLoop0 runs fn on loop 0 and waits for it; false if the loops stop.
 func (srv *Server) onLoop0(fn func()) bool {
 	done := make(chan struct{})
-	err := srv.loops[0].el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	err := srv.loops[0].post(gnet.RunnableFunc(func(context.Context) error {
 		fn()
 		close(done)
 		return nil
@@ -941,7 +941,7 @@ func (srv *Server) replStream(br *bufio.Reader, w io.Writer, quit chan struct{})
 			rs.readOff.Add(int64(n))
 			c.n = n
 			failpoint.Inject(failpoint.ReplFeed)
-			if l0.el.Execute(context.Background(), c.run) != nil {
+			if l0.post(c.run) != nil {
 				return nil
 			}
 		} else {

@@ -189,7 +189,7 @@ func (l *Loop) startRewrite(r *aof.Rewrite, rdbBase bool) {
 			return nil
 		})
 	}
-	_ = l.el.Execute(context.Background(), l.rwStep)
+	_ = l.post(l.rwStep)
 }
 
 // rewriteStep serializes a slice of the shard and queues the next one.
@@ -212,7 +212,7 @@ func (l *Loop) rewriteStep() {
 			return
 		}
 		if !done {
-			_ = l.el.Execute(context.Background(), l.rwStep)
+			_ = l.post(l.rwStep)
 			return
 		}
 	} else if l.sh.Rewriting() {
@@ -239,7 +239,7 @@ func (l *Loop) rewriteStep() {
 		}
 		if !l.sh.RewriteStep(keys) {
 			if time.Since(l.rwRun) < budget {
-				_ = l.el.Execute(context.Background(), l.rwStep)
+				_ = l.post(l.rwStep)
 				return
 			}
 			l.rwRun = time.Time{}
@@ -247,7 +247,7 @@ func (l *Loop) rewriteStep() {
 				l.rwLater(rewriteBusyPause)
 				return
 			}
-			go func() { _ = l.el.Execute(context.Background(), l.rwStep) }()
+			go func() { _ = l.post(l.rwStep) }()
 			return
 		}
 	}
@@ -280,7 +280,7 @@ func (l *Loop) rwLater(d time.Duration) {
 	go func() {
 		time.Sleep(d)
 		if l.imgGen.Load() == gen {
-			_ = l.el.Execute(context.Background(), l.rwStep)
+			_ = l.post(l.rwStep)
 		}
 	}()
 }
@@ -416,7 +416,7 @@ func (l *Loop) delayStep(d, keys int64) {
 		time.Sleep(min(left, 20*time.Millisecond))
 	}
 	if l.imgGen.Load() == gen {
-		_ = l.el.Execute(context.Background(), l.rwStep)
+		_ = l.post(l.rwStep)
 	}
 }
 

@@ -941,7 +941,7 @@ func (srv *Server) eachLoop(f func(l *Loop)) {
 			continue
 		}
 		l := l
-		_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		_ = l.post(gnet.RunnableFunc(func(context.Context) error {
 			if l.lua.eng != nil || l.lua.fn != nil {
 				f(l)
 			}

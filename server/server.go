@@ -178,6 +178,8 @@ type Loop struct {
 	blk       loopBlocking
 	cmem      loopClientMem // its clients' memory (clientmem.go)
 
+	bp loopBusyPoll // waiting for the next round before sleeping (busypoll.go)
+
 	cronRunnable gnet.Runnable
 	timeoutCheck time.Time
 	cronBusy     atomic.Bool
@@ -797,6 +799,10 @@ func (srv *Server) OnTraffic(c gnet.Conn) gnet.Action {
 	// One clock read serves the client's last interaction and the
 	// commands' time snapshot (batchNow); time.Now is 65 ns here.
 	now := time.Now()
+	l.busyPollWoke(c, now)
+	if cl.tls != nil {
+		l.bp.tls = true
+	}
 	cl.lastInteraction = now
 	cl.qroom = true // Redis's query buffer makes room for a read (querybuf.go)
 	l.nowMs, l.nowValid = now.UnixMilli(), true

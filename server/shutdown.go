@@ -51,7 +51,6 @@ package server
 // FORCE is given ("Error trying to save the DB. Exit anyway.").
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -431,7 +430,7 @@ func failShutdownWaiter(w *waiter) {
 	if w.state.CompareAndSwap(wWaiting, wClaimed) {
 		w.out = resp.AppendError(w.out[:0], errShutdownFailed)
 		w.state.Store(wDone)
-		_ = w.cl.loop.el.Execute(context.Background(), w.deliverRun)
+		_ = w.cl.loop.post(w.deliverRun)
 	}
 }
 

@@ -271,7 +271,7 @@ func (l *Loop) startSnap(s *aof.Snapshot, sync bool) {
 			return nil
 		})
 	}
-	_ = l.el.Execute(context.Background(), l.rwStep)
+	_ = l.post(l.rwStep)
 }
 
 // snapStepDone is rewriteStep's end for a BGSAVE: the loop's image is
@@ -331,7 +331,7 @@ func (srv *Server) saved(dirty int64) {
 // automatic rewrite does), from any goroutine.
 func (srv *Server) sysRequest(req []byte) {
 	l := srv.loops[0]
-	_ = l.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+	_ = l.post(gnet.RunnableFunc(func(context.Context) error {
 		sys := srv.sysClient
 		if sys != nil && !sys.hopOut && len(sys.qbuf) == 0 {
 			sys.onData(req)

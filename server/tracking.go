@@ -619,7 +619,7 @@ func (l *Loop) nudgeTrackLimit() {
 			continue
 		}
 		o := o
-		if o.el.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		if o.post(gnet.RunnableFunc(func(context.Context) error {
 			o.trackCron() // its pass and its invalidations, as its cron runs them
 			srv.trk.nudges.Add(-1)
 			return nil

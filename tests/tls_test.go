@@ -657,3 +657,79 @@ func TestTLSConnectWhileScriptBusy(t *testing.T) {
 	c.expect("$2\r\nhi\r\n")
 	c.do(resp("PING"), "+PONG\r\n")
 }
+
+// TestTLSBusyPoll: loops that serve TLS clients poll for their next round
+// before they sleep (server/busypoll.go), counted by
+// redshard_busy_poll_windows_total; busy-poll-usecs 0 stops it, and rounds
+// of plaintext clients poll only with busy-poll-plaintext yes.
+func TestTLSBusyPoll(t *testing.T) {
+	p := newPKI(t)
+	mport := freePort(t)
+	s, addr := startTLSServer(t, p, "--shards", "1", "--metrics-port", strconv.Itoa(mport))
+	windows := func() float64 {
+		_, samples := scrapeMetrics(t, mport)
+		return samples[`redshard_busy_poll_windows_total{outcome="event"}`] +
+			samples[`redshard_busy_poll_windows_total{outcome="timeout"}`]
+	}
+	// load runs GETs from 16 connections for 300 ms.
+	load := func(c *redis.Client) {
+		t.Helper()
+		ctx := ctxT(t)
+		done := make(chan error, 16)
+		stop := time.Now().Add(300 * time.Millisecond)
+		for i := 0; i < 16; i++ {
+			go func() {
+				var err error
+				for err == nil && time.Now().Before(stop) {
+					err = c.Get(ctx, "k").Err()
+					if errors.Is(err, redis.Nil) {
+						err = nil
+					}
+				}
+				done <- err
+			}()
+		}
+		for i := 0; i < 16; i++ {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tc := tlsRedis(t, addr, p.clientConfig(&p.client))
+	pc := s.clientWith(t, func(o *redis.Options) { o.PoolSize = 16 })
+	ctx := ctxT(t)
+
+	if v, _ := tc.ConfigGet(ctx, "busy-poll-*").Result(); v["busy-poll-usecs"] != "20" || v["busy-poll-plaintext"] != "no" {
+		t.Fatalf("defaults: %v", v)
+	}
+	before := windows()
+	load(pc)
+	if w := windows(); w != before {
+		t.Errorf("plaintext clients: %v windows, want none", w-before)
+	}
+	load(tc)
+	after := windows()
+	if after == before {
+		t.Fatal("TLS clients: no busy-poll window")
+	}
+
+	if err := tc.ConfigSet(ctx, "busy-poll-usecs", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	load(tc)
+	if w := windows(); w != after {
+		t.Errorf("busy-poll-usecs 0: %v windows, want none", w-after)
+	}
+
+	if err := tc.ConfigSet(ctx, "busy-poll-usecs", "20").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.ConfigSet(ctx, "busy-poll-plaintext", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	before = windows()
+	load(pc)
+	if windows() == before {
+		t.Error("busy-poll-plaintext yes: no window for plaintext clients")
+	}
+}
