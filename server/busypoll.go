@@ -47,8 +47,8 @@ package server
 // only plaintext clients poll only with busy-poll-plaintext yes.
 //
 // The epoll instance is gnet's and gnet does not export it: the loop finds
-// it once, at its first client's traffic, as the eventpoll file that
-// watches that client's socket with the socket's number as its data (how
+// it once, the first time it would poll, as the eventpoll file that
+// watches a client's socket with the socket's number as its data (how
 // gnet registers; Go's runtime poller stores a pointer there), from
 // /proc/self/fdinfo (busypoll_linux.go). Without it (another OS, no /proc)
 // the loop never polls.
@@ -69,7 +69,9 @@ const busyPollGrowStart = 2 * time.Microsecond
 type loopBusyPoll struct {
 	posted atomic.Uint64 // tasks posted to the loop (Loop.post)
 
-	probed bool          // the epoll instance was looked for
+	fd     int           // a client's socket, to find the epoll instance by
+	probed bool          // the epoll instance was found, or looked for enough
+	looks  int           // times it was looked for
 	epfd   int           // the loop's epoll instance, or -1
 	tls    bool          // this round served a TLS client
 	win    time.Duration // the current window
@@ -90,8 +92,7 @@ func (l *Loop) post(r gnet.Runnable) error {
 func (l *Loop) busyPollWoke(c gnet.Conn, now time.Time) {
 	bp := &l.bp
 	if !bp.probed {
-		bp.probed = true
-		bp.epfd = epollWatching(c.Fd())
+		bp.fd = c.Fd() // a socket the loop's epoll instance watches
 	}
 	if bp.since.IsZero() {
 		return
@@ -128,7 +129,17 @@ func (l *Loop) busyPoll() {
 	}
 	tls := bp.tls
 	bp.tls = false
-	if bp.win <= 0 || !bp.probed || bp.epfd < 0 || !tls && !l.srv.cfg.busyPollPlaintext.Load() {
+	if bp.win <= 0 || !tls && !l.srv.cfg.busyPollPlaintext.Load() {
+		return
+	}
+	if !bp.probed {
+		// The socket is this round's client's; if it closed in the
+		// round, look again at the next (three looks at most).
+		bp.epfd = epollWatching(bp.fd)
+		bp.looks++
+		bp.probed = bp.epfd >= 0 || bp.looks == 3
+	}
+	if bp.epfd < 0 {
 		return
 	}
 	posted := bp.posted.Load()
