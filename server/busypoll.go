@@ -38,10 +38,10 @@ package server
 // per round and only while rounds follow each other closely.
 //
 // Which rounds. Polling pays where the server has CPU to spare beside
-// redis-server and the client is the bottleneck. Over TLS redshard needs
-// 0.87-0.89x of redis-server's CPU per request and polling takes it to
-// 0.92-0.97x while throughput at -P 1 goes from 0.93-0.95x to 1.00-1.08x
-// (bench/results/2026-12-06-vm-tls-busypoll.md). In plaintext redshard's
+// redis-server and the client is the bottleneck. Over TLS redshard needed
+// 0.85-0.91x of redis-server's CPU per request and 0.91-1.02x of its
+// throughput at -P 1; with polling, 0.85-0.97x and 1.00-1.16x in four runs
+// of the bench's tls group (bench/results/2026-12-06-vm-tls-busypoll*.md). In plaintext redshard's
 // CPU per request at -P 1 is already redis-server's (0.97-1.05x) and
 // polling added 4-15% to it for 2-4% more throughput, so rounds that served
 // only plaintext clients poll only with busy-poll-plaintext yes.
@@ -121,15 +121,18 @@ func (l *Loop) busyPollWoke(c gnet.Conn, now time.Time) {
 // event (see the top of this file).
 func (l *Loop) busyPoll() {
 	bp := &l.bp
+	tls := bp.tls
+	bp.tls = false
+	if !tls && !l.srv.cfg.busyPollPlaintext.Load() {
+		return // a plaintext round: no clock read either
+	}
 	now := time.Now()
 	bp.since = now
 	max := time.Duration(l.srv.cfg.busyPollUsecs.Load()) * time.Microsecond
 	if bp.win > max {
 		bp.win = max
 	}
-	tls := bp.tls
-	bp.tls = false
-	if bp.win <= 0 || !tls && !l.srv.cfg.busyPollPlaintext.Load() {
+	if bp.win <= 0 {
 		return
 	}
 	if !bp.probed {

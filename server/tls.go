@@ -46,7 +46,9 @@ package server
 // crypto/tls and a loop, costs four more system calls and two goroutine
 // wake-ups per round trip, and makes CLIENT LIST show the socketpair unless
 // patched; it was not built. The cost beside redis-server is measured by
-// `go run ./bench -only tls` (bench/tls.go).
+// `go run ./bench -only tls` (bench/tls.go). After a round that served TLS
+// clients a loop polls briefly for the next one before it sleeps, so that
+// a client at -P 1 does not pay to wake it (busypoll.go).
 //
 // Certificates are read when the server starts and again on CONFIG SET of
 // any tls-* option: a new *tls.Config is built and swapped atomically, so
