@@ -2664,6 +2664,11 @@ func main() {
 	if cmdLine("git", "-C", h.root, "status", "--porcelain") != "" {
 		rev += ", with uncommitted changes"
 	}
+	if o.redshard != "" {
+		// The binary was built elsewhere: the checkout's commit says
+		// nothing of it.
+		rev = "a binary given with -redshard; the checkout is at " + rev
+	}
 	pin := "none"
 	if o.serverCPUs != "" || o.clientCPUs != "" {
 		pin = fmt.Sprintf("server CPUs %s, client CPUs %s", orAll(o.serverCPUs), orAll(o.clientCPUs))
