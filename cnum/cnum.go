@@ -1,8 +1,9 @@
 // Package cnum reads numbers as the C library does where Redis and its Lua
 // take their meaning from it: strtod (decimal and hexadecimal, inf,
 // infinity, nan, leading spaces) and strtoull (leading spaces, a sign that
-// negates, ERANGE past 64 bits). The shards' score and SORT parsers, the
-// stream ID reader and the Lua engine's tonumber use it.
+// negates, ERANGE past 64 bits) and strtoll. The shards' score and SORT
+// parsers, the stream ID reader, the Lua engine's tonumber and the config
+// file's numbers use it.
 package cnum
 
 import (
@@ -128,11 +129,41 @@ func Strtod(b []byte) (f float64, n int, rangeErr bool) {
 // overflowed 64 bits (ERANGE; the value is then 2^64-1). A base-16 number
 // may start with 0x.
 func Strtoul(b []byte, base int) (uint64, int, bool) {
+	n, neg, j, over := magnitude(b, base)
+	if over {
+		return math.MaxUint64, j, true
+	}
+	if neg {
+		n = -n
+	}
+	return n, j, false
+}
+
+// Strtoll is C's strtoll in base 2..36: the value, the bytes read (0: no
+// digit), and whether it was out of range (ERANGE; the value is then
+// MinInt64 or MaxInt64).
+func Strtoll(b []byte, base int) (int64, int, bool) {
+	n, neg, j, over := magnitude(b, base)
+	if neg {
+		if over || n > 1<<63 {
+			return math.MinInt64, j, true
+		}
+		return -int64(n), j, false
+	}
+	if over || n > math.MaxInt64 {
+		return math.MaxInt64, j, true
+	}
+	return int64(n), j, false
+}
+
+// magnitude reads what strtoull and strtoll share: leading spaces, a sign,
+// 0x in base 16, then the digits. It returns their value, the sign, the
+// bytes read (0: no digit) and whether the value passed 64 bits.
+func magnitude(b []byte, base int) (n uint64, neg bool, end int, over bool) {
 	i := 0
 	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
-	neg := false
 	if i < len(b) && (b[i] == '+' || b[i] == '-') {
 		neg = b[i] == '-'
 		i++
@@ -140,8 +171,6 @@ func Strtoul(b []byte, base int) (uint64, int, bool) {
 	if base == 16 && i+2 < len(b) && b[i] == '0' && b[i+1]|0x20 == 'x' && digitVal(b[i+2]) < 16 {
 		i += 2
 	}
-	var n uint64
-	over := false
 	j := i
 	for j < len(b) && digitVal(b[j]) < base {
 		d := uint64(digitVal(b[j]))
@@ -152,15 +181,9 @@ func Strtoul(b []byte, base int) (uint64, int, bool) {
 		j++
 	}
 	if j == i {
-		return 0, 0, false
+		return 0, false, 0, false
 	}
-	if over {
-		return math.MaxUint64, j, true
-	}
-	if neg {
-		n = -n
-	}
-	return n, j, false
+	return n, neg, j, over
 }
 
 // digitVal is a digit's value in bases up to 36, or 99.

@@ -38,4 +38,20 @@ func TestStrtodAndStrtoul(t *testing.T) {
 			t.Errorf("Strtoul(%q, %d) = %v %d %v", tc.in, tc.base, v, n, r)
 		}
 	}
+	for _, tc := range []struct {
+		in       string
+		base     int
+		want     int64
+		n        int
+		rangeErr bool
+	}{
+		{" -12x", 10, -12, 4, false}, {"0755", 8, 493, 4, false}, {"9223372036854775808", 10, math.MaxInt64, 19, true},
+		{"-9223372036854775808", 10, math.MinInt64, 20, false}, {"-9223372036854775809", 10, math.MinInt64, 20, true},
+		{"+", 10, 0, 0, false},
+	} {
+		v, n, r := Strtoll([]byte(tc.in), tc.base)
+		if v != tc.want || n != tc.n || r != tc.rangeErr {
+			t.Errorf("Strtoll(%q, %d) = %v %d %v", tc.in, tc.base, v, n, r)
+		}
+	}
 }

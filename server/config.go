@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/redshard/redshard/cnum"
 	"github.com/redshard/redshard/failpoint"
 	"github.com/redshard/redshard/resp"
 	"io"
@@ -2091,10 +2092,6 @@ func cfgLower(s string) string {
 	return s
 }
 
-func cfgIsSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
-}
-
 // cfgSplitArgs is Redis's sdssplitargs (resp.SplitArgs), as config lines
 // are split.
 func cfgSplitArgs(line string) ([]string, bool) { return resp.SplitArgs(line) }
@@ -2193,61 +2190,12 @@ func cfgString2ll(s string) (int64, bool) {
 	return int64(v), true
 }
 
-// cfgStrtollPrefix emulates C strtoll: leading spaces, optional sign,
-// digits in base; saturates on overflow. It returns the value and the
-// index where parsing stopped (0 when no digits were consumed, like endptr
-// pointing to the start).
+// cfgStrtollPrefix is C strtoll: the value (saturated on overflow) and the
+// index where parsing stopped (0 when no digit was read, as endptr left at
+// the start).
 func cfgStrtollPrefix(s string, base int) (int64, int) {
-	i := 0
-	for i < len(s) && cfgIsSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	start := i
-	var v uint64
-	over := false
-	for i < len(s) {
-		c := s[i]
-		var d int
-		switch {
-		case c >= '0' && c <= '9':
-			d = int(c - '0')
-		case c >= 'a' && c <= 'z':
-			d = int(c-'a') + 10
-		case c >= 'A' && c <= 'Z':
-			d = int(c-'A') + 10
-		default:
-			d = base
-		}
-		if d >= base {
-			break
-		}
-		if !over {
-			if v > (math.MaxUint64-uint64(d))/uint64(base) {
-				over = true
-			} else {
-				v = v*uint64(base) + uint64(d)
-			}
-		}
-		i++
-	}
-	if i == start {
-		return 0, 0
-	}
-	if neg {
-		if over || v > 1<<63 {
-			return math.MinInt64, i
-		}
-		return -int64(v), i
-	}
-	if over || v > math.MaxInt64 {
-		return math.MaxInt64, i
-	}
-	return int64(v), i
+	v, end, _ := cnum.Strtoll([]byte(s), base)
+	return v, end
 }
 
 // cfgStrtoll parses s entirely with C strtoll semantics ("" gives 0, as
@@ -2273,7 +2221,7 @@ func cfgStrtoll(s string, base int) (int64, bool) {
 // cfgString2d is Redis's string2d (strtod of the whole string, no leading
 // space, no NaN, no overflow).
 func cfgString2d(s string) (float64, bool) {
-	if s == "" || cfgIsSpace(s[0]) || strings.ContainsRune(s, '_') {
+	if s == "" || cnum.IsSpace(s[0]) || strings.ContainsRune(s, '_') {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
